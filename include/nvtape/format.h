@@ -1,0 +1,165 @@
+/* On-disk structures: the nvtape recording header and index, and the FPGA Drive Recorder v1
+ * header read and written for compatibility. All little-endian and packed; see
+ * docs/file-format.md. Sizes are checked at compile time. */
+#ifndef NVTAPE_FORMAT_H
+#define NVTAPE_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nvtape.h"
+
+#define NVT_HEADER_SIZE     4096u
+#define NVT_BLOCK           4096u /* O_DIRECT alignment of offsets, lengths and buffers */
+#define NVT_BEAT_BYTES      16u   /* test-pattern beat: {seq, ~seq} */
+#define NVT_MAGIC           "NVTAPE\0\0"
+#define NVT_FORMAT_VERSION  1u
+#define NVT_INDEX_MAGIC     "NVTINDEX"
+#define NVT_INDEX_VERSION   1u
+
+/* header.flags */
+#define NVT_FLAG_COMPLETE   (1u << 0) /* rewritten at stop: data_bytes and the index are final */
+#define NVT_FLAG_RECOVERED  (1u << 1) /* finalized by `nvtape recover` after the writer died */
+#define NVT_FLAG_STOP_ERROR (1u << 2) /* recording ended early on an error (I/O, no space, stall) */
+
+/* header.source_kind */
+enum nvt_source_kind {
+	NVT_SRC_UNKNOWN = 0,
+	NVT_SRC_TPG = 1,   /* test pattern; never stalled: drops counted */
+	NVT_SRC_STDIN = 2, /* pipe / fd; back-pressured: never drops */
+};
+
+struct __attribute__((packed)) nvt_header {
+	char magic[8];              /*   0 "NVTAPE\0\0" */
+	uint32_t version;           /*   8 NVT_FORMAT_VERSION */
+	uint32_t header_size;       /*  12 4096 */
+	uint32_t beat_bytes;        /*  16 16 for the test pattern, 1 for a byte stream */
+	uint32_t flags;             /*  20 NVT_FLAG_* */
+	uint32_t source_kind;       /*  24 enum nvt_source_kind */
+	uint32_t chunk_bytes;       /*  28 ring chunk size used */
+	uint32_t chunk_count;       /*  32 ring chunks used */
+	uint32_t checkpoints;       /*  36 header checkpoints written while recording */
+	uint64_t rate_bps;          /*  40 programmed source rate, bytes/s; 0 = unpaced (max) */
+	uint64_t start_ns;          /*  48 CLOCK_REALTIME at the first beat */
+	uint64_t stop_ns;           /*  56 CLOCK_REALTIME at stop (or at the last checkpoint) */
+	uint64_t data_offset;       /*  64 4096 */
+	uint64_t data_bytes;        /*  72 final data length (valid with COMPLETE) */
+	uint64_t durable_bytes;     /*  80 data known durable at the last checkpoint */
+	uint64_t drop_count;        /*  88 beats the source dropped */
+	uint64_t drop_events;       /*  96 number of drop events (index DROP records) */
+	uint64_t first_seq;         /* 104 seq of the first beat (test pattern) */
+	uint64_t index_offset;      /* 112 file offset of the index, 0 = none */
+	uint64_t index_bytes;       /* 120 index length */
+	uint32_t index_crc;         /* 128 CRC32C of the index bytes */
+	uint32_t reserved0;         /* 132 zero */
+	uint64_t duration_ns;       /* 136 CLOCK_MONOTONIC recording time */
+	char hostname[64];          /* 144 NUL-padded */
+	char writer[32];            /* 208 "nvtape X.Y.Z", NUL-padded */
+	uint8_t reserved[3852];     /* 240 zero */
+	uint32_t header_crc;        /* 4092 CRC32C of bytes 0..4091 */
+};
+_Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SIZE, "nvt_header must be 4096 bytes");
+_Static_assert(offsetof(struct nvt_header, hostname) == 144, "nvt_header layout");
+_Static_assert(offsetof(struct nvt_header, header_crc) == 4092, "nvt_header layout");
+
+/* The index: a small header followed by typed records; readers skip types they do not know. */
+struct __attribute__((packed)) nvt_index_header {
+	char magic[8];          /* "NVTINDEX" */
+	uint32_t version;       /* NVT_INDEX_VERSION */
+	uint32_t record_count;  /* records that follow */
+};
+_Static_assert(sizeof(struct nvt_index_header) == 16, "nvt_index_header must be 16 bytes");
+
+enum nvt_index_type {
+	NVT_IDX_DROPS = 1, /* payload: nvt_drop_event[] */
+};
+
+struct __attribute__((packed)) nvt_index_record {
+	uint32_t type;          /* enum nvt_index_type */
+	uint32_t entry_bytes;   /* size of one entry (lets later versions grow entries) */
+	uint64_t payload_bytes; /* bytes that follow, multiple of 8 */
+};
+_Static_assert(sizeof(struct nvt_index_record) == 16, "nvt_index_record must be 16 bytes");
+
+struct __attribute__((packed)) nvt_drop_event {
+	uint64_t data_offset; /* data byte offset where the missing beats belong */
+	uint64_t beats;       /* beats dropped there */
+	uint64_t time_ns;     /* CLOCK_MONOTONIC ns since the start of the recording */
+};
+_Static_assert(sizeof(struct nvt_drop_event) == 24, "nvt_drop_event must be 24 bytes");
+
+/* FPGA Drive Recorder v1 header (fdrec_file.h), for reading and `record --format fdrec`. */
+#define FDREC_MAGIC          "FDREC\0\0\0"
+#define FDREC_FLAG_TPG       (1u << 0)
+#define FDREC_FLAG_COMPLETE  (1u << 1)
+
+struct __attribute__((packed)) fdrec_header {
+	char magic[8];            /*   0 */
+	uint32_t header_version;  /*   8 1 */
+	uint32_t header_size;     /*  12 4096 */
+	uint32_t beat_bytes;      /*  16 16 */
+	uint32_t flags;           /*  20 */
+	uint32_t design_version;  /*  24 */
+	uint64_t src_clk_hz;      /*  28 */
+	uint64_t rate_bps;        /*  36 */
+	uint64_t start_time_ns;   /*  44 */
+	uint64_t stop_time_ns;    /*  52 */
+	uint64_t data_bytes;      /*  60 */
+	uint64_t drop_count;      /*  68 */
+	uint64_t first_seq;       /*  76 */
+	char target[32];          /*  84 */
+	char hostname[64];        /* 116 */
+	uint8_t reserved[3916];   /* 180 */
+};
+_Static_assert(sizeof(struct fdrec_header) == NVT_HEADER_SIZE, "fdrec_header must be 4096 bytes");
+_Static_assert(offsetof(struct fdrec_header, target) == 84, "fdrec_header layout");
+
+enum nvt_file_format { NVT_FMT_NVTAPE = 0, NVT_FMT_FDREC = 1 };
+
+/* A recording's description, whichever format it is in (host byte order). */
+struct nvt_recording {
+	enum nvt_file_format format;
+	uint32_t version;
+	uint32_t beat_bytes;
+	uint32_t flags;          /* NVT_FLAG_* (fdrec COMPLETE mapped to NVT_FLAG_COMPLETE) */
+	uint32_t source_kind;
+	uint32_t chunk_bytes, chunk_count, checkpoints;
+	uint64_t rate_bps, start_ns, stop_ns, duration_ns;
+	uint64_t data_offset, data_bytes, durable_bytes;
+	uint64_t drop_count, drop_events, first_seq;
+	uint64_t index_offset, index_bytes;
+	uint32_t index_crc;
+	char hostname[65];
+	char writer[33];         /* nvtape writer or fdrec target */
+	/* derived by nvt_recording_open() */
+	uint64_t file_bytes;     /* size of the file or device */
+	uint64_t valid_bytes;    /* data bytes a reader may trust: data_bytes, or the checkpoint */
+	bool complete;
+};
+
+uint32_t nvt_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Encode / decode. decode validates magic, version, sizes and CRC and says what is wrong. */
+void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *out);
+void fdrec_header_encode(const struct nvt_recording *rec, struct fdrec_header *out);
+int nvt_header_decode(const void *buf4096, size_t len, struct nvt_recording *rec,
+		      struct nvt_err *err);
+
+/* Build the index holding the given drop events into buf (capacity cap, zero-padded to
+ * NVT_BLOCK). Returns the padded length or -ENOSPC. *crc gets the CRC32C of the bytes. */
+long nvt_index_encode(const struct nvt_drop_event *ev, uint64_t n, void *buf, size_t cap,
+		      uint64_t *used_bytes, uint32_t *crc);
+/* Parse an index; drop events go to a malloc'ed array (*ev, *n). Unknown records are skipped. */
+int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **ev, uint64_t *n,
+		     struct nvt_err *err);
+
+/* Open a recording for reading: header, derived lengths, consistency with the file size.
+ * Returns an fd opened O_RDONLY (not O_DIRECT) or -1 with err set. */
+int nvt_recording_open(const char *path, struct nvt_recording *rec, struct nvt_err *err);
+/* Read the index of an opened recording (no index: *n = 0). */
+int nvt_recording_read_index(int fd, const struct nvt_recording *rec, struct nvt_drop_event **ev,
+			     uint64_t *n, struct nvt_err *err);
+const char *nvt_source_kind_name(uint32_t kind);
+
+#endif

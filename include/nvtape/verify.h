@@ -1,0 +1,58 @@
+/* Verification of a recording: header, sizes and index; for test-pattern recordings every beat,
+ * every gap matched against the drop index, and gap beats against the header's drop count. */
+#ifndef NVTAPE_VERIFY_H
+#define NVTAPE_VERIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "nvtape.h"
+#include "pattern.h"
+
+enum nvt_verify_problem {
+	NVT_VP_INCOMPLETE = 1u << 0, /* no COMPLETE flag: writer died (see `recover`) */
+	NVT_VP_DROPS = 1u << 1,      /* the header counts dropped beats */
+	NVT_VP_GAPS = 1u << 2,       /* seq jumps forward in the data */
+	NVT_VP_CORRUPT = 1u << 3,    /* beats with hi != ~lo */
+	NVT_VP_BACKWARD = 1u << 4,   /* seq jumps backward */
+	NVT_VP_MISMATCH = 1u << 5,   /* gaps do not match the drop count / index */
+	NVT_VP_FIRST_SEQ = 1u << 6,  /* first beat is not the header's first seq */
+	NVT_VP_NO_DATA = 1u << 7,
+	NVT_VP_TAIL = 1u << 8,       /* data length not a whole number of beats */
+	NVT_VP_STOP_ERROR = 1u << 9, /* the recording ended early on an error */
+};
+
+struct nvt_verify_opts {
+	const char *path;
+	uint64_t chunk_bytes;  /* read size, default 8 MiB */
+	unsigned chunks;       /* read buffers, default 16 */
+	unsigned qd;           /* reads in flight, default 8 */
+	/* events (offset = file offset), called for every gap / corrupt / backward beat */
+	void (*on_event)(const struct nvt_check_event *ev, void *arg);
+	void (*progress)(uint64_t done, uint64_t total, void *arg);
+	void (*notice)(const char *msg, void *arg);
+	void *arg;
+};
+
+struct nvt_verify_result {
+	struct nvt_recording rec;
+	bool pattern_checked;
+	uint64_t checked_bytes;
+	struct nvt_checker chk;      /* beats, corrupt, gaps, gap_beats, backward, first/last */
+	uint64_t drops_after_end;    /* drop events at the end of the data (no gap to see) */
+	uint64_t gaps_matched;       /* gaps found exactly where the index says */
+	uint64_t gaps_unmatched;     /* gaps with no matching drop event */
+	uint64_t events_unmatched;   /* drop events with no matching gap */
+	bool drops_match;            /* gap beats == drop count (less drops after the end) */
+	unsigned problems;           /* enum nvt_verify_problem */
+	double seconds;
+	uint64_t cpu_ns;
+	struct nvt_err err;
+};
+
+void nvt_verify_opts_default(struct nvt_verify_opts *o);
+/* Returns NVT_EXIT_OK, NVT_EXIT_DATA (problems) or NVT_EXIT_RUNTIME (err says why). */
+int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res);
+
+#endif

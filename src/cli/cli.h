@@ -1,0 +1,42 @@
+/* nvtape CLI: shared helpers for argument parsing and output. The CLI only parses and prints;
+ * all work is done by libnvtape. */
+#ifndef NVT_CLI_H
+#define NVT_CLI_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nvtape/format.h"
+#include "nvtape/nvtape.h"
+
+#define EXIT_CODES_HELP                                                                     \
+	"Exit codes: 0 clean; 2 completed with a data problem (drops, gaps, corrupt beats);\n" \
+	"            1 runtime error (I/O error, stall, no space, bad file); 64 usage error.\n"
+
+extern volatile sig_atomic_t cli_interrupted;
+extern const char *cli_cmd; /* "record", "verify", ... for messages */
+
+void cli_install_signals(void);
+/* Print "nvtape CMD: msg (see --help)" and return NVT_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_note(const char *msg, void *arg);
+
+int cli_size(const char *opt, const char *val, uint64_t *out);
+int cli_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out);
+int cli_duration(const char *opt, const char *val, uint64_t *ns);
+
+void cli_json_str(FILE *f, const char *s);
+const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);
+void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec);
+void cli_json_recording(FILE *f, const struct nvt_recording *rec);
+void cli_progress_bytes(uint64_t done, uint64_t total, void *arg);
+
+int cmd_record(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+
+#endif

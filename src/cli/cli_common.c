@@ -1,0 +1,204 @@
+/* nvtape CLI: shared helpers for argument parsing and output. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "nvtape/units.h"
+
+volatile sig_atomic_t cli_interrupted;
+const char *cli_cmd = "";
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	cli_interrupted = 1;
+}
+
+void cli_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: waits return early */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nvtape %s: ", cli_cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see nvtape %s --help)\n", cli_cmd);
+	return NVT_EXIT_USAGE;
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nvtape %s: error: ", cli_cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_note(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "nvtape %s: note: %s\n", cli_cmd, msg);
+}
+
+int cli_size(const char *opt, const char *val, uint64_t *out)
+{
+	if (nvt_parse_size(val, out))
+		return cli_usage_error("%s: \"%s\" is not a size (examples: 4096, 8M, 1.5G, 500MB)",
+				       opt, val);
+	return 0;
+}
+
+int cli_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out)
+{
+	int rc = nvt_parse_uint(val, min, max, out);
+
+	if (rc == -ERANGE)
+		return cli_usage_error("%s %s is out of range (%llu..%llu)", opt, val,
+				       (unsigned long long)min, (unsigned long long)max);
+	if (rc)
+		return cli_usage_error("%s: \"%s\" is not a whole number", opt, val);
+	return 0;
+}
+
+int cli_duration(const char *opt, const char *val, uint64_t *ns)
+{
+	if (nvt_parse_duration_ns(val, ns))
+		return cli_usage_error("%s: \"%s\" is not a duration (examples: 10, 2.5, 500ms, 3m)",
+				       opt, val);
+	return 0;
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+const char *cli_time_str(uint64_t ns, char *buf, size_t cap)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+
+	if (!ns) {
+		snprintf(buf, cap, "-");
+		return buf;
+	}
+	gmtime_r(&t, &tm);
+	strftime(buf, cap, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	return buf;
+}
+
+void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *r)
+{
+	char t1[64], t2[64];
+
+	fprintf(f, "%s:\n", path);
+	fprintf(f, "  format          %s v%u, %u-byte beats\n",
+		r->format == NVT_FMT_FDREC ? "FPGA Drive Recorder" : "nvtape", r->version,
+		r->beat_bytes);
+	fprintf(f, "  state           %s%s%s\n",
+		r->complete ? "complete" : "INCOMPLETE (writer died; run nvtape recover)",
+		(r->flags & NVT_FLAG_RECOVERED) ? ", recovered" : "",
+		(r->flags & NVT_FLAG_STOP_ERROR) ? ", stopped early on an error" : "");
+	fprintf(f, "  source          %s\n", nvt_source_kind_name(r->source_kind));
+	if (r->rate_bps)
+		fprintf(f, "  rate            %.1f MB/s\n", r->rate_bps / 1e6);
+	else
+		fprintf(f, "  rate            unpaced (max)\n");
+	fprintf(f, "  start / stop    %s / %s\n", cli_time_str(r->start_ns, t1, sizeof(t1)),
+		cli_time_str(r->stop_ns, t2, sizeof(t2)));
+	if (r->duration_ns)
+		fprintf(f, "  duration        %.3f s\n", r->duration_ns / 1e9);
+	fprintf(f, "  data            %llu bytes at offset %llu\n",
+		(unsigned long long)(r->complete ? r->data_bytes : r->valid_bytes),
+		(unsigned long long)r->data_offset);
+	if (!r->complete && r->format == NVT_FMT_NVTAPE)
+		fprintf(f, "  checkpoint      %llu bytes durable after %u checkpoints\n",
+			(unsigned long long)r->durable_bytes, r->checkpoints);
+	fprintf(f, "  drops           %llu beats in %llu events\n",
+		(unsigned long long)r->drop_count, (unsigned long long)r->drop_events);
+	fprintf(f, "  first seq       %llu\n", (unsigned long long)r->first_seq);
+	if (r->chunk_bytes)
+		fprintf(f, "  ring            %u x %u bytes\n", r->chunk_count, r->chunk_bytes);
+	if (r->index_bytes)
+		fprintf(f, "  index           %llu bytes at offset %llu\n",
+			(unsigned long long)r->index_bytes, (unsigned long long)r->index_offset);
+	fprintf(f, "  host / writer   %s / %s\n", r->hostname, r->writer);
+}
+
+void cli_json_recording(FILE *f, const struct nvt_recording *r)
+{
+	fprintf(f, "{\"format\":\"%s\",\"version\":%u,\"beat_bytes\":%u,\"flags\":%u,",
+		r->format == NVT_FMT_FDREC ? "fdrec" : "nvtape", r->version, r->beat_bytes,
+		r->flags);
+	fprintf(f, "\"complete\":%s,\"recovered\":%s,\"stop_error\":%s,\"source\":\"%s\",",
+		r->complete ? "true" : "false", (r->flags & NVT_FLAG_RECOVERED) ? "true" : "false",
+		(r->flags & NVT_FLAG_STOP_ERROR) ? "true" : "false",
+		nvt_source_kind_name(r->source_kind));
+	fprintf(f,
+		"\"rate_bps\":%llu,\"start_ns\":%llu,\"stop_ns\":%llu,\"duration_ns\":%llu,"
+		"\"data_offset\":%llu,\"data_bytes\":%llu,\"durable_bytes\":%llu,"
+		"\"valid_bytes\":%llu,\"drop_count\":%llu,\"drop_events\":%llu,\"first_seq\":%llu,"
+		"\"index_offset\":%llu,\"index_bytes\":%llu,\"chunk_bytes\":%u,\"chunk_count\":%u,"
+		"\"checkpoints\":%u,\"file_bytes\":%llu,\"hostname\":",
+		(unsigned long long)r->rate_bps, (unsigned long long)r->start_ns,
+		(unsigned long long)r->stop_ns, (unsigned long long)r->duration_ns,
+		(unsigned long long)r->data_offset, (unsigned long long)r->data_bytes,
+		(unsigned long long)r->durable_bytes, (unsigned long long)r->valid_bytes,
+		(unsigned long long)r->drop_count, (unsigned long long)r->drop_events,
+		(unsigned long long)r->first_seq, (unsigned long long)r->index_offset,
+		(unsigned long long)r->index_bytes, r->chunk_bytes, r->chunk_count, r->checkpoints,
+		(unsigned long long)r->file_bytes);
+	cli_json_str(f, r->hostname);
+	fprintf(f, ",\"writer\":");
+	cli_json_str(f, r->writer);
+	fputc('}', f);
+}
+
+void cli_progress_bytes(uint64_t done, uint64_t total, void *arg)
+{
+	static uint64_t last_ns;
+	struct timespec ts;
+	uint64_t now;
+
+	(void)arg;
+	if (!isatty(2))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now - last_ns < 1000000000ull && done != total)
+		return;
+	last_ns = now;
+	fprintf(stderr, "\r  %5.1f%%  %.3f of %.3f GB   ", total ? 100.0 * done / total : 100.0,
+		done / 1e9, total / 1e9);
+	if (done == total)
+		fputc('\n', stderr);
+}

@@ -1,0 +1,287 @@
+/* nvtape record: options, live stats line, summary, RESULT line and JSON. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "nvtape/engine.h"
+#include "nvtape/record.h"
+
+static const char record_help[] =
+	"Usage: nvtape record [options] FILE\n"
+	"Record a stream to FILE (O_DIRECT, zero-copy from a hugepage ring).\n\n"
+	"  --source tpg|stdin   tpg: test pattern {seq, ~seq} (default); stdin: bytes from\n"
+	"                       standard input, back-pressured (never drops)\n"
+	"  --rate R             test-pattern rate, e.g. 1500MB (10^6) or 1G (2^30) per second;\n"
+	"                       max = unpaced, as fast as the storage takes it (default)\n"
+	"  --size S             stop after S data bytes (rounded up to 4 KiB for tpg);\n"
+	"                       space is reserved and checked before starting\n"
+	"  --duration T         stop after T seconds (10, 2.5, 500ms, 3m)\n"
+	"                       (neither: record until Ctrl-C, SIGTERM or a full disk)\n"
+	"  --chunk B            ring chunk = write size (default 8M, multiple of 4K)\n"
+	"  --chunks N           ring chunks (default 32)\n"
+	"  --qd Q               writes in flight (default 8)\n"
+	"  --engine file|null   file: io_uring O_DIRECT (default); null: store nothing\n"
+	"  --format nvtape|fdrec  file format (fdrec: FPGA Drive Recorder v1, byte for byte)\n"
+	"  --timeout T          stall watchdog (default 10 s)\n"
+	"  --stats T            live stats interval on stderr (default 1 s, 0 = off)\n"
+	"  --json               JSON summary on stdout instead of the human summary\n"
+	"  -q, --quiet          no banner and no live stats\n"
+	"  -h, --help\n\n"
+	"A source that cannot be stalled (tpg at a --rate) drops beats when the storage falls\n"
+	"behind: they are counted, their positions indexed, and the exit code is 2.\n\n" EXIT_CODES_HELP;
+
+struct rec_cli {
+	bool json, quiet, tty;
+	uint64_t last_bytes, last_ns;
+};
+
+static void progress(const struct nvt_record_stats *st, void *arg)
+{
+	struct rec_cli *c = arg;
+	double dt = (st->elapsed_ns - c->last_ns) / 1e9;
+	double inst = dt > 0 ? (st->bytes_written - c->last_bytes) / dt / 1e6 : 0;
+	double avg = st->elapsed_ns ? st->bytes_written / (st->elapsed_ns / 1e9) / 1e6 : 0;
+
+	c->last_bytes = st->bytes_written;
+	c->last_ns = st->elapsed_ns;
+	if (c->quiet)
+		return;
+	fprintf(stderr,
+		"%s%8.1fs %9.1f MB/s (avg %9.1f) %10.3f GB  inflight %2u  ring %3llu/%llu "
+		"(hwm %llu)  drops %llu%s",
+		c->tty ? "\r" : "", st->elapsed_ns / 1e9, inst, avg, st->bytes_written / 1e9,
+		st->inflight, (unsigned long long)st->ring_fill,
+		(unsigned long long)st->ring_chunks, (unsigned long long)st->ring_hwm,
+		(unsigned long long)st->drops, c->tty ? "   " : "\n");
+}
+
+static double per_gb(uint64_t cpu_ns, uint64_t bytes)
+{
+	return bytes ? (cpu_ns / 1e9) / (bytes / 1e9) : 0;
+}
+
+static void summary(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc)
+{
+	uint64_t b = r->rec.data_bytes;
+	double s = r->seconds > 0 ? r->seconds : 1e-9;
+	double mbps = b / s / 1e6;
+
+	printf("nvtape record: %s: %llu bytes in %.3f s, %.1f MB/s (stopped: %s)\n", o->path,
+	       (unsigned long long)b, r->seconds, mbps, nvt_stop_reason_name(r->reason));
+	printf("nvtape record: drops %llu beats in %llu events; ring high-water %llu of %llu "
+	       "chunks; max writes in flight %u; %u checkpoints\n",
+	       (unsigned long long)r->rec.drop_count, (unsigned long long)r->rec.drop_events,
+	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
+	       r->st.max_inflight, r->rec.checkpoints);
+	printf("nvtape record: CPU: I/O thread %.1f %% of a core (%.4f core-s/GB), source thread "
+	       "%.1f %% (%.4f core-s/GB), whole process %.4f core-s/GB\n",
+	       100.0 * r->io_cpu_ns / 1e9 / s, per_gb(r->io_cpu_ns, b),
+	       100.0 * r->src_cpu_ns / 1e9 / s, per_gb(r->src_cpu_ns, b),
+	       per_gb(r->proc_cpu_ns, b));
+	printf("RESULT bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f drops=%llu drop_events=%llu "
+	       "ring_hwm=%llu ring_chunks=%llu max_inflight=%u checkpoints=%u io_cpu_s=%.4f "
+	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
+	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
+	       "fixed_bufs=%d reason=%s exit=%d\n",
+	       (unsigned long long)b, r->seconds, (unsigned long long)o->rate_bps, mbps,
+	       (unsigned long long)r->rec.drop_count, (unsigned long long)r->rec.drop_events,
+	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
+	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
+	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
+	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
+	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
+	       nvt_stop_reason_name(r->reason), rc);
+}
+
+static void json_summary(const struct nvt_record_opts *o, const struct nvt_record_result *r,
+			 int rc)
+{
+	uint64_t b = r->rec.data_bytes;
+	double s = r->seconds > 0 ? r->seconds : 1e-9;
+
+	printf("{\"command\":\"record\",\"path\":");
+	cli_json_str(stdout, o->path);
+	printf(",\"exit\":%d,\"reason\":\"%s\",\"error\":", rc, nvt_stop_reason_name(r->reason));
+	cli_json_str(stdout, r->err.msg);
+	printf(",\"bytes\":%llu,\"seconds\":%.6f,\"mbps\":%.3f,\"drops\":%llu,\"drop_events\":%llu,"
+	       "\"ring_hwm\":%llu,\"ring_chunks\":%llu,\"max_inflight\":%u,\"checkpoints\":%u,"
+	       "\"io_cpu_s\":%.6f,\"src_cpu_s\":%.6f,\"proc_cpu_s\":%.6f,\"pace_steps\":%llu,"
+	       "\"pace_long_steps\":%llu,\"pace_max_step_bytes\":%llu,\"hugepages\":%s,"
+	       "\"fixed_bufs\":%s,\"engine\":",
+	       (unsigned long long)b, r->seconds, b / s / 1e6, (unsigned long long)r->rec.drop_count,
+	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->st.ring_hwm,
+	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
+	       r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9, r->proc_cpu_ns / 1e9,
+	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
+	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb ? "true" : "false",
+	       r->fixed_bufs ? "true" : "false");
+	cli_json_str(stdout, r->engine_desc);
+	printf(",\"header\":");
+	cli_json_recording(stdout, &r->rec);
+	printf("}\n");
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"source", required_argument, 0, 's'}, {"rate", required_argument, 0, 'r'},
+		{"size", required_argument, 0, 'S'},   {"duration", required_argument, 0, 'd'},
+		{"chunk", required_argument, 0, 'c'},  {"chunks", required_argument, 0, 'n'},
+		{"qd", required_argument, 0, 'Q'},     {"engine", required_argument, 0, 'e'},
+		{"format", required_argument, 0, 'f'}, {"timeout", required_argument, 0, 't'},
+		{"stats", required_argument, 0, 'i'},  {"json", no_argument, 0, 'j'},
+		{"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0}};
+	struct nvt_record_opts o;
+	struct nvt_record_result r;
+	struct rec_cli c = {0};
+	uint64_t v;
+	bool rate_given = false;
+	int opt, rc;
+
+	nvt_record_opts_default(&o);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			o.source = optarg;
+			break;
+		case 'r':
+			rate_given = true;
+			if (!strcmp(optarg, "max")) {
+				o.rate_bps = 0;
+				break;
+			}
+			if (cli_size("--rate", optarg, &o.rate_bps))
+				return NVT_EXIT_USAGE;
+			if (o.rate_bps < 16)
+				return cli_usage_error("--rate %s: at least 16 bytes/s, or max",
+						       optarg);
+			break;
+		case 'S':
+			if (cli_size("--size", optarg, &o.size_bytes))
+				return NVT_EXIT_USAGE;
+			if (!o.size_bytes)
+				return cli_usage_error("--size must be > 0");
+			break;
+		case 'd':
+			if (cli_duration("--duration", optarg, &o.duration_ns))
+				return NVT_EXIT_USAGE;
+			if (!o.duration_ns)
+				return cli_usage_error("--duration must be > 0");
+			break;
+		case 'c':
+			if (cli_size("--chunk", optarg, &o.chunk_bytes))
+				return NVT_EXIT_USAGE;
+			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 || o.chunk_bytes > (1u << 30))
+				return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G",
+						       optarg);
+			break;
+		case 'n':
+			if (cli_uint("--chunks", optarg, 2, 65536, &v))
+				return NVT_EXIT_USAGE;
+			o.chunks = (unsigned)v;
+			break;
+		case 'Q':
+			if (cli_uint("--qd", optarg, 1, 1024, &v))
+				return NVT_EXIT_USAGE;
+			o.qd = (unsigned)v;
+			break;
+		case 'e':
+			o.engine = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "nvtape"))
+				o.format = NVT_FMT_NVTAPE;
+			else if (!strcmp(optarg, "fdrec"))
+				o.format = NVT_FMT_FDREC;
+			else
+				return cli_usage_error("--format must be nvtape or fdrec");
+			break;
+		case 't':
+			if (cli_duration("--timeout", optarg, &o.timeout_ns))
+				return NVT_EXIT_USAGE;
+			if (!o.timeout_ns)
+				return cli_usage_error("--timeout must be > 0");
+			break;
+		case 'i':
+			if (cli_duration("--stats", optarg, &o.stats_ns))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'j':
+			c.json = true;
+			break;
+		case 'q':
+			c.quiet = true;
+			break;
+		case 'h':
+			fputs(record_help, stdout);
+			return NVT_EXIT_OK;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("exactly one output FILE is required");
+	o.path = argv[optind];
+	if (strcmp(o.source, "tpg") && strcmp(o.source, "stdin"))
+		return cli_usage_error("--source must be tpg or stdin");
+	if (!nvt_engine_find(o.engine))
+		return cli_usage_error("--engine must be file or null");
+	if (!strcmp(o.source, "stdin") && rate_given && o.rate_bps)
+		return cli_usage_error("--rate paces the test pattern; a stdin source runs at "
+				       "the rate its writer feeds it");
+	if (o.format == NVT_FMT_FDREC && strcmp(o.source, "tpg"))
+		return cli_usage_error("--format fdrec holds 16-byte beats only: use --source tpg");
+	if (!strcmp(o.source, "stdin") && isatty(0))
+		return cli_usage_error("--source stdin reads standard input, which is a terminal: "
+				       "pipe data in");
+	if (o.qd > o.chunks)
+		o.qd = o.chunks;
+	c.tty = isatty(2);
+	o.interrupt = &cli_interrupted;
+	o.progress = progress;
+	o.notice = cli_note;
+	o.arg = &c;
+	if (c.quiet)
+		o.stats_ns = c.json ? 0 : o.stats_ns;
+	cli_install_signals();
+	if (!c.quiet) {
+		char rate[64] = "unpaced";
+		if (o.rate_bps)
+			snprintf(rate, sizeof(rate), "at %.1f MB/s", o.rate_bps / 1e6);
+		fprintf(stderr,
+			"nvtape record: recording to %s (%u x %llu KiB ring, qd %u, source %s %s, "
+			"engine %s) -- Ctrl-C to stop\n",
+			o.path, o.chunks, (unsigned long long)(o.chunk_bytes >> 10), o.qd, o.source,
+			rate, o.engine);
+	}
+	rc = nvt_record(&o, &r);
+	if (!c.quiet && c.tty && o.stats_ns)
+		fputc('\n', stderr);
+	if (rc == NVT_EXIT_USAGE)
+		return cli_usage_error("%s", r.err.msg);
+	if (r.err.code)
+		cli_error("%s", r.err.msg);
+	if (rc != NVT_EXIT_RUNTIME || r.rec.data_bytes || r.rec.flags) {
+		if (r.reason == NVT_STOP_SIGNAL && !c.quiet)
+			fprintf(stderr, "nvtape record: interrupted: every filled chunk was written "
+					"and the header finalized\n");
+		if (r.rec.drop_count)
+			fprintf(stderr,
+				"nvtape record: WARNING: %llu beats were dropped in %llu events -- "
+				"the recording is not valid (storage slower than --rate?)\n",
+				(unsigned long long)r.rec.drop_count,
+				(unsigned long long)r.rec.drop_events);
+		if (c.json)
+			json_summary(&o, &r, rc);
+		else
+			summary(&o, &r, rc);
+	}
+	return rc;
+}

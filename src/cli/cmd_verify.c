@@ -1,0 +1,217 @@
+/* nvtape verify: every beat, every gap against the drop index, summary, RESULT and JSON. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "nvtape/verify.h"
+
+static const char verify_help[] =
+	"Usage: nvtape verify [options] FILE\n"
+	"Check a recording: header, sizes, drop index, and for test-pattern recordings every\n"
+	"beat (gaps, corrupt beats, backward jumps), and that the gap beats equal the header's\n"
+	"drop count at exactly the indexed positions. Reads with O_DIRECT, several in flight.\n"
+	"Also reads FPGA Drive Recorder v1 files.\n\n"
+	"  --max-errors N   print at most N events of each kind (default 20); all are counted\n"
+	"  --qd Q           reads in flight (default 8)\n"
+	"  --chunk B        read size (default 8M)\n"
+	"  --json           JSON summary on stdout\n"
+	"  -q, --quiet      no progress and no event lines\n"
+	"  -h, --help\n\n" EXIT_CODES_HELP;
+
+struct ver_cli {
+	uint64_t max_errors;
+	uint64_t printed[3];
+	bool quiet;
+};
+
+static void on_event(const struct nvt_check_event *e, void *arg)
+{
+	struct ver_cli *c = arg;
+
+	if (c->quiet || c->printed[e->kind] >= c->max_errors)
+		return;
+	c->printed[e->kind]++;
+	switch (e->kind) {
+	case NVT_CHK_GAP:
+		printf("GAP at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
+		       ", found %" PRIu64 ", %" PRIu64 " beats missing\n",
+		       e->beat, e->offset, e->expected, e->lo, e->missing);
+		break;
+	case NVT_CHK_CORRUPT:
+		printf("CORRUPT beat %" PRIu64 " at file offset %" PRIu64 ": expected %" PRIu64
+		       ", lower 0x%016" PRIx64 " upper 0x%016" PRIx64 "\n",
+		       e->beat, e->offset, e->expected, e->lo, e->hi);
+		break;
+	case NVT_CHK_BACKWARD:
+		printf("BACKWARD at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
+		       ", found %" PRIu64 "\n",
+		       e->beat, e->offset, e->expected, e->lo);
+		break;
+	}
+}
+
+static void problems(const struct nvt_verify_result *r)
+{
+	const struct nvt_recording *rec = &r->rec;
+	unsigned p = r->problems;
+
+	if (p & NVT_VP_INCOMPLETE)
+		printf("PROBLEM: recording not finalized (writer died?): %" PRIu64
+		       " checkpointed bytes checked; run nvtape recover\n",
+		       rec->valid_bytes);
+	if (p & NVT_VP_STOP_ERROR)
+		printf("PROBLEM: the recording stopped early on an error (see its writer's log)\n");
+	if (p & NVT_VP_DROPS)
+		printf("PROBLEM: the recorder dropped %" PRIu64 " beats in %" PRIu64
+		       " events: not a valid recording\n",
+		       rec->drop_count, rec->drop_events);
+	if (p & NVT_VP_CORRUPT)
+		printf("PROBLEM: %" PRIu64 " corrupt beats\n", r->chk.corrupt);
+	if (p & NVT_VP_BACKWARD)
+		printf("PROBLEM: %" PRIu64 " backward jumps\n", r->chk.backward);
+	if (p & NVT_VP_MISMATCH)
+		printf("PROBLEM: gap beats %" PRIu64 " (+%" PRIu64
+		       " dropped after the last beat) do not match the header's drop count %" PRIu64
+		       " (%" PRIu64 " gaps without a drop event, %" PRIu64
+		       " drop events without a gap)\n",
+		       r->chk.gap_beats, r->drops_after_end, rec->drop_count, r->gaps_unmatched,
+		       r->events_unmatched);
+	if (p & NVT_VP_FIRST_SEQ)
+		printf("PROBLEM: first beat %" PRIu64 " != header first_seq %" PRIu64 "\n",
+		       r->chk.first_seen, rec->first_seq);
+	if (p & NVT_VP_NO_DATA)
+		printf("PROBLEM: no data\n");
+	if (p & NVT_VP_TAIL)
+		printf("PROBLEM: data length %" PRIu64 " is not a whole number of %u-byte beats\n",
+		       rec->valid_bytes, rec->beat_bytes);
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option lo[] = {{"max-errors", required_argument, 0, 'm'},
+					   {"qd", required_argument, 0, 'Q'},
+					   {"chunk", required_argument, 0, 'c'},
+					   {"json", no_argument, 0, 'j'},
+					   {"quiet", no_argument, 0, 'q'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
+	struct nvt_verify_opts o;
+	struct nvt_verify_result r;
+	struct ver_cli c = {.max_errors = 20};
+	bool json = false;
+	uint64_t v;
+	int opt, rc;
+
+	nvt_verify_opts_default(&o);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			if (cli_uint("--max-errors", optarg, 0, UINT64_MAX, &c.max_errors))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'Q':
+			if (cli_uint("--qd", optarg, 1, 256, &v))
+				return NVT_EXIT_USAGE;
+			o.qd = (unsigned)v;
+			break;
+		case 'c':
+			if (cli_size("--chunk", optarg, &o.chunk_bytes))
+				return NVT_EXIT_USAGE;
+			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 || o.chunk_bytes > (1u << 30))
+				return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G",
+						       optarg);
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'q':
+			c.quiet = true;
+			break;
+		case 'h':
+			fputs(verify_help, stdout);
+			return NVT_EXIT_OK;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("exactly one FILE is required");
+	if (o.qd * 2 > o.chunks)
+		o.chunks = o.qd * 2;
+	o.path = argv[optind];
+	o.on_event = on_event;
+	o.progress = c.quiet || json ? NULL : cli_progress_bytes;
+	o.notice = cli_note;
+	o.arg = &c;
+	if (json)
+		c.quiet = true;
+	rc = nvt_verify(&o, &r);
+	if (rc == NVT_EXIT_RUNTIME) {
+		cli_error("%s", r.err.msg);
+		if (json) {
+			printf("{\"command\":\"verify\",\"exit\":1,\"error\":");
+			cli_json_str(stdout, r.err.msg);
+			printf("}\n");
+		} else {
+			printf("RESULT status=ERROR exit=1\n");
+		}
+		return rc;
+	}
+	double mbps = r.seconds > 0 ? r.checked_bytes / r.seconds / 1e6 : 0;
+	if (json) {
+		printf("{\"command\":\"verify\",\"path\":");
+		cli_json_str(stdout, o.path);
+		printf(",\"exit\":%d,\"status\":\"%s\",\"pattern_checked\":%s,\"checked_bytes\":%" PRIu64
+		       ",\"beats\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"gap_beats\":%" PRIu64
+		       ",\"corrupt\":%" PRIu64 ",\"backward\":%" PRIu64 ",\"first_seq_seen\":%" PRIu64
+		       ",\"last_seq_seen\":%" PRIu64 ",\"drops_after_end\":%" PRIu64
+		       ",\"gaps_matched\":%" PRIu64 ",\"gaps_unmatched\":%" PRIu64
+		       ",\"events_unmatched\":%" PRIu64 ",\"drops_match\":%s,\"problems\":%u,"
+		       "\"seconds\":%.6f,\"mbps\":%.3f,\"cpu_s\":%.6f,\"header\":",
+		       rc, rc ? "FAIL" : "PASS", r.pattern_checked ? "true" : "false",
+		       r.checked_bytes, r.chk.beats, r.chk.gaps, r.chk.gap_beats, r.chk.corrupt,
+		       r.chk.backward, r.chk.first_seen, r.chk.last_seen, r.drops_after_end,
+		       r.gaps_matched, r.gaps_unmatched, r.events_unmatched,
+		       r.drops_match ? "true" : "false", r.problems, r.seconds, mbps, r.cpu_ns / 1e9);
+		cli_json_recording(stdout, &r.rec);
+		printf("}\n");
+		return rc;
+	}
+	if (!c.quiet)
+		cli_print_recording(stdout, o.path, &r.rec);
+	if (r.pattern_checked) {
+		printf("  beats checked   %" PRIu64 " (%" PRIu64 " bytes)\n", r.chk.beats,
+		       r.checked_bytes);
+		printf("  sequence        first %" PRIu64 ", last %" PRIu64 "\n", r.chk.first_seen,
+		       r.chk.last_seen);
+		printf("  gaps            %" PRIu64 ", %" PRIu64 " beats missing; %" PRIu64
+		       " dropped after the last beat; header drop count %" PRIu64 " (%s)\n",
+		       r.chk.gaps, r.chk.gap_beats, r.drops_after_end, r.rec.drop_count,
+		       r.drops_match ? "match" : "MISMATCH");
+		if (r.rec.format == NVT_FMT_NVTAPE && r.rec.complete)
+			printf("  drop index      %" PRIu64 " of %" PRIu64
+			       " gaps at their indexed position\n",
+			       r.gaps_matched, r.chk.gaps);
+		printf("  corrupt beats   %" PRIu64 "%s\n", r.chk.corrupt,
+		       r.chk.corrupt > c.max_errors ? " (list capped)" : "");
+		printf("  backward jumps  %" PRIu64 "\n", r.chk.backward);
+		printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r.cpu_ns / 1e9);
+	} else {
+		printf("  data            not a test-pattern recording: header, sizes and index "
+		       "checked, content is up to its consumer\n");
+	}
+	problems(&r);
+	printf("RESULT status=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
+	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
+	       " backward=%" PRIu64 " complete=%d seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
+	       rc ? "FAIL" : "PASS", r.checked_bytes, r.chk.beats, r.chk.gaps, r.chk.gap_beats,
+	       r.rec.drop_count, r.drops_match, r.chk.corrupt, r.chk.backward, r.rec.complete,
+	       r.seconds, mbps, r.cpu_ns / 1e9, rc);
+	return rc;
+}

@@ -1,0 +1,50 @@
+/* nvtape: command dispatcher. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *what;
+} cmds[] = {
+	{"record", cmd_record, "record a stream (test pattern or stdin) to a file"},
+	{"verify", cmd_verify, "check every beat of a recording, its gaps and drop index"},
+	{"info", cmd_info, "print the header and drop index (--json)"},
+	{"recover", cmd_recover, "finalize a recording whose writer died"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "nvtape %s: record a stream that cannot be stalled to NVMe storage, "
+		   "and prove nothing was lost\n\nUsage: nvtape COMMAND [options] ...\n\n",
+		NVT_VERSION);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
+	fprintf(f, "\nnvtape COMMAND --help shows the options of a command.\n\n" EXIT_CODES_HELP);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return NVT_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return NVT_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("nvtape %s\n", NVT_VERSION);
+		return NVT_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (!strcmp(argv[1], cmds[i].name)) {
+			cli_cmd = cmds[i].name;
+			return cmds[i].fn(argc - 1, argv + 1);
+		}
+	}
+	fprintf(stderr, "nvtape: unknown command \"%s\" (see nvtape --help)\n", argv[1]);
+	return NVT_EXIT_USAGE;
+}

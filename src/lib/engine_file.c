@@ -1,0 +1,287 @@
+/* file engine: io_uring, O_DIRECT, registered file and fixed (registered) ring buffers,
+ * qd I/Os in flight, fallocate reservation and trimming. Works on regular files and on block
+ * devices. */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "nvtape/engine.h"
+#include "sysutil.h"
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+
+struct file_priv {
+	struct io_uring ring;
+	bool ring_ok;
+	int fd;
+	int wake_fd;
+	bool wake_armed;
+	bool blockdev;
+	unsigned qd;
+};
+
+static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, struct nvt_err *err)
+{
+	struct file_priv *fp = calloc(1, sizeof(*fp));
+	struct io_uring_params up;
+	int flags = p->write ? (O_WRONLY | O_CREAT) : O_RDONLY;
+	int rc;
+	struct stat st;
+
+	if (!fp) {
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	e->priv = fp;
+	fp->fd = -1;
+	fp->wake_fd = p->wake_fd;
+	fp->qd = p->qd;
+	if (stat(p->path, &st) == 0 && S_ISBLK(st.st_mode))
+		fp->blockdev = true;
+	else if (p->write)
+		flags |= O_TRUNC;
+	fp->fd = open(p->path, flags | O_DIRECT | O_CLOEXEC, 0644);
+	if (fp->fd < 0 && errno == EINVAL) {
+		struct statfs sfs;
+		int fd = open(p->path, (flags & ~O_TRUNC) | O_CLOEXEC, 0644);
+		bool tmpfs = fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+		if (fd >= 0)
+			close(fd);
+		if (p->write && fd >= 0 && !fp->blockdev)
+			unlink(p->path);
+		nvt_err_set(err, EINVAL,
+			    "%s: the filesystem does not support O_DIRECT%s; record to a disk "
+			    "filesystem (ext4, XFS) or a block device",
+			    p->path, tmpfs ? " (it is tmpfs)" : "");
+		return -EINVAL;
+	}
+	if (fp->fd < 0) {
+		rc = errno;
+		nvt_err_set(err, rc, "cannot open %s%s: %s", p->path,
+			    p->write ? " for writing" : "", strerror(rc));
+		return -rc;
+	}
+	memset(&up, 0, sizeof(up));
+	up.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	rc = io_uring_queue_init_params(p->qd * 2 + 8, &fp->ring, &up);
+	if (rc == -EINVAL) { /* kernel older than 6.1 */
+		memset(&up, 0, sizeof(up));
+		rc = io_uring_queue_init_params(p->qd * 2 + 8, &fp->ring, &up);
+	}
+	if (rc) {
+		nvt_err_set(err, -rc,
+			    "io_uring setup failed: %s (is io_uring enabled? "
+			    "cat /proc/sys/kernel/io_uring_disabled must print 0)",
+			    strerror(-rc));
+		return rc;
+	}
+	fp->ring_ok = true;
+	rc = io_uring_register_files(&fp->ring, &fp->fd, 1);
+	if (rc) {
+		nvt_err_set(err, -rc, "io_uring file registration: %s", strerror(-rc));
+		return rc;
+	}
+	if (p->bufs && p->nbufs) {
+		struct iovec *iov = calloc(p->nbufs, sizeof(*iov));
+		if (iov) {
+			for (unsigned i = 0; i < p->nbufs; i++) {
+				iov[i].iov_base = (uint8_t *)p->bufs + (uint64_t)i * p->buf_bytes;
+				iov[i].iov_len = p->buf_bytes;
+			}
+			e->fixed_bufs = io_uring_register_buffers(&fp->ring, iov, p->nbufs) == 0;
+			free(iov);
+		}
+	}
+	e->can_reserve = !fp->blockdev;
+	snprintf(e->desc, sizeof(e->desc), "file engine: io_uring O_DIRECT on %s%s, qd %u%s",
+		 fp->blockdev ? "block device " : "", p->path, p->qd,
+		 e->fixed_bufs ? ", fixed buffers" : ", unregistered buffers");
+	return 0;
+}
+
+static struct io_uring_sqe *get_sqe(struct file_priv *fp)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&fp->ring);
+
+	if (!sqe) {
+		io_uring_submit(&fp->ring);
+		sqe = io_uring_get_sqe(&fp->ring);
+	}
+	return sqe;
+}
+
+static int file_queue(struct nvt_engine *e, const struct nvt_io *io)
+{
+	struct file_priv *fp = e->priv;
+	struct io_uring_sqe *sqe;
+
+	if (e->inflight >= fp->qd + 2)
+		return -EBUSY;
+	sqe = get_sqe(fp);
+	if (!sqe)
+		return -EBUSY;
+	if (io->buf_index >= 0 && e->fixed_bufs) {
+		if (io->dir == NVT_IO_WRITE)
+			io_uring_prep_write_fixed(sqe, 0, io->buf, (unsigned)io->len, io->offset,
+						  io->buf_index);
+		else
+			io_uring_prep_read_fixed(sqe, 0, io->buf, (unsigned)io->len, io->offset,
+						 io->buf_index);
+	} else if (io->dir == NVT_IO_WRITE) {
+		io_uring_prep_write(sqe, 0, io->buf, (unsigned)io->len, io->offset);
+	} else {
+		io_uring_prep_read(sqe, 0, io->buf, (unsigned)io->len, io->offset);
+	}
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, io->tag);
+	e->inflight++;
+	return 0;
+}
+
+static int file_queue_sync(struct nvt_engine *e, uint64_t tag)
+{
+	struct file_priv *fp = e->priv;
+	struct io_uring_sqe *sqe = get_sqe(fp);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_fsync(sqe, 0, IORING_FSYNC_DATASYNC);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, tag);
+	e->inflight++;
+	return 0;
+}
+
+static int file_submit(struct nvt_engine *e)
+{
+	struct file_priv *fp = e->priv;
+	int rc;
+
+	if (fp->wake_fd >= 0 && !fp->wake_armed) {
+		struct io_uring_sqe *sqe = get_sqe(fp);
+		if (sqe) {
+			io_uring_prep_poll_add(sqe, fp->wake_fd, POLLIN);
+			io_uring_sqe_set_data64(sqe, NVT_TAG_WAKE);
+			fp->wake_armed = true;
+		}
+	}
+	rc = io_uring_submit(&fp->ring);
+	return rc < 0 ? rc : 0;
+}
+
+static int file_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max,
+		     int64_t timeout_ns)
+{
+	struct file_priv *fp = e->priv;
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts = {.tv_sec = timeout_ns / 1000000000,
+				       .tv_nsec = timeout_ns % 1000000000};
+	unsigned head, n = 0;
+	int rc;
+
+	rc = io_uring_wait_cqe_timeout(&fp->ring, &cqe, timeout_ns >= 0 ? &ts : NULL);
+	if (rc == -ETIME || rc == -EINTR)
+		return 0;
+	if (rc)
+		return rc;
+	io_uring_for_each_cqe(&fp->ring, head, cqe)
+	{
+		if (n == max)
+			break;
+		out[n].tag = io_uring_cqe_get_data64(cqe);
+		out[n].res = cqe->res;
+		if (out[n].tag == NVT_TAG_WAKE) {
+			uint64_t v;
+			fp->wake_armed = false;
+			if (read(fp->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				out[n].res = -errno;
+		} else {
+			e->inflight--;
+		}
+		n++;
+	}
+	io_uring_cq_advance(&fp->ring, n);
+	return (int)n;
+}
+
+static int file_reserve(struct nvt_engine *e, uint64_t size, struct nvt_err *err)
+{
+	struct file_priv *fp = e->priv;
+
+	if (fp->blockdev)
+		return 0;
+	if (fallocate(fp->fd, 0, 0, (off_t)size)) {
+		int rc = errno;
+		if (rc == ENOSPC)
+			nvt_err_set(err, rc, "not enough free space for %llu bytes",
+				    (unsigned long long)size);
+		else
+			nvt_err_set(err, rc, "fallocate: %s", strerror(rc));
+		return -rc;
+	}
+	return 0;
+}
+
+static int file_truncate(struct nvt_engine *e, uint64_t size, struct nvt_err *err)
+{
+	struct file_priv *fp = e->priv;
+
+	if (fp->blockdev)
+		return 0;
+	if (ftruncate(fp->fd, (off_t)size)) {
+		nvt_err_set(err, errno, "ftruncate to %llu bytes: %s", (unsigned long long)size,
+			    strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int file_sync_now(struct nvt_engine *e, struct nvt_err *err)
+{
+	struct file_priv *fp = e->priv;
+
+	if (fdatasync(fp->fd)) {
+		nvt_err_set(err, errno, "fdatasync: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void file_close(struct nvt_engine *e)
+{
+	struct file_priv *fp = e->priv;
+
+	if (!fp)
+		return;
+	if (fp->ring_ok)
+		io_uring_queue_exit(&fp->ring);
+	if (fp->fd >= 0)
+		close(fp->fd);
+	free(fp);
+	e->priv = NULL;
+}
+
+const struct nvt_engine_ops nvt_engine_file = {
+	.name = "file",
+	.help = "io_uring O_DIRECT writes/reads from the registered ring (files and block devices)",
+	.open = file_open,
+	.queue = file_queue,
+	.queue_sync = file_queue_sync,
+	.submit = file_submit,
+	.reap = file_reap,
+	.reserve = file_reserve,
+	.truncate = file_truncate,
+	.sync_now = file_sync_now,
+	.close = file_close,
+};

@@ -1,0 +1,41 @@
+/* Small Linux helpers shared inside the library: clocks, CPU time, sizes, mounts. */
+#ifndef NVT_SYSUTIL_H
+#define NVT_SYSUTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "nvtape/nvtape.h"
+
+static inline uint64_t nvt_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static inline uint64_t nvt_mono_ns(void)
+{
+	return nvt_clock_ns(CLOCK_MONOTONIC);
+}
+static inline uint64_t nvt_real_ns(void)
+{
+	return nvt_clock_ns(CLOCK_REALTIME);
+}
+static inline uint64_t nvt_thread_cpu_ns(void)
+{
+	return nvt_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+uint64_t nvt_process_cpu_ns(void);
+
+int nvt_fd_size(int fd, uint64_t *size, struct nvt_err *err);
+bool nvt_is_blockdev(int fd);
+/* Mount point of block device dev (st_rdev) into buf, or false when not mounted. */
+bool nvt_blockdev_mounted(unsigned long long rdev, char *buf, size_t cap);
+void nvt_hostname(char *buf, size_t cap);
+/* HugePages_Free / Hugepagesize from /proc/meminfo (0 when unknown). */
+uint64_t nvt_hugepages_free(void);
+/* Sleep until the CLOCK_MONOTONIC deadline (ns). */
+void nvt_sleep_until(uint64_t deadline_ns);
+
+#endif

@@ -1,0 +1,86 @@
+/* Unit tests: size, rate, duration and integer parsing. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "nvtape/units.h"
+
+static void test_sizes(void **state)
+{
+	uint64_t v;
+	(void)state;
+	assert_int_equal(nvt_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(nvt_parse_size("8M", &v), 0);
+	assert_int_equal(v, 8u << 20);
+	assert_int_equal(nvt_parse_size("8MiB", &v), 0);
+	assert_int_equal(v, 8u << 20);
+	assert_int_equal(nvt_parse_size("1500MB", &v), 0);
+	assert_int_equal(v, 1500000000ull);
+	assert_int_equal(nvt_parse_size("1500MB/s", &v), 0);
+	assert_int_equal(v, 1500000000ull);
+	assert_int_equal(nvt_parse_size("1.5G", &v), 0);
+	assert_int_equal(v, 1610612736ull);
+	assert_int_equal(nvt_parse_size("2T", &v), 0);
+	assert_int_equal(v, 2ull << 40);
+	assert_int_equal(nvt_parse_size("3kb", &v), 0);
+	assert_int_equal(v, 3000);
+	assert_int_equal(nvt_parse_size("1TB", &v), 0);
+	assert_int_equal(v, 1000000000000ull);
+}
+
+static void test_bad_sizes(void **state)
+{
+	uint64_t v;
+	(void)state;
+	assert_int_not_equal(nvt_parse_size("", &v), 0);
+	assert_int_not_equal(nvt_parse_size("-1", &v), 0);
+	assert_int_not_equal(nvt_parse_size("abc", &v), 0);
+	assert_int_not_equal(nvt_parse_size("8X", &v), 0);
+	assert_int_not_equal(nvt_parse_size("8 M M", &v), 0);
+	assert_int_not_equal(nvt_parse_size("inf", &v), 0);
+	assert_int_not_equal(nvt_parse_size("nan", &v), 0);
+	assert_int_equal(nvt_parse_size("100000000T", &v), -ERANGE);
+}
+
+static void test_durations(void **state)
+{
+	uint64_t ns;
+	(void)state;
+	assert_int_equal(nvt_parse_duration_ns("10", &ns), 0);
+	assert_int_equal(ns, 10000000000ull);
+	assert_int_equal(nvt_parse_duration_ns("2.5", &ns), 0);
+	assert_int_equal(ns, 2500000000ull);
+	assert_int_equal(nvt_parse_duration_ns("500ms", &ns), 0);
+	assert_int_equal(ns, 500000000ull);
+	assert_int_equal(nvt_parse_duration_ns("3m", &ns), 0);
+	assert_int_equal(ns, 180000000000ull);
+	assert_int_not_equal(nvt_parse_duration_ns("3x", &ns), 0);
+	assert_int_not_equal(nvt_parse_duration_ns("-3", &ns), 0);
+}
+
+static void test_uint(void **state)
+{
+	uint64_t v;
+	(void)state;
+	assert_int_equal(nvt_parse_uint("32", 2, 64, &v), 0);
+	assert_int_equal(v, 32);
+	assert_int_equal(nvt_parse_uint("1", 2, 64, &v), -ERANGE);
+	assert_int_equal(nvt_parse_uint("65", 2, 64, &v), -ERANGE);
+	assert_int_equal(nvt_parse_uint("3k", 2, 64, &v), -EINVAL);
+	assert_int_equal(nvt_parse_uint("-3", 0, 64, &v), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_bad_sizes),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_uint),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
