@@ -55,6 +55,10 @@ struct nvt_engine_ops {
 	int (*reserve)(struct nvt_engine *e, uint64_t size, struct nvt_err *err);
 	int (*truncate)(struct nvt_engine *e, uint64_t size, struct nvt_err *err);
 	int (*sync_now)(struct nvt_engine *e, struct nvt_err *err);
+	/* Synchronous write of an aligned buffer beside the queue (headers, indexes): works
+	 * even while data I/Os are still in flight. */
+	int (*write_sync)(struct nvt_engine *e, const void *buf, uint64_t len, uint64_t offset,
+			  struct nvt_err *err);
 	void (*close)(struct nvt_engine *e);
 };
 
@@ -75,9 +79,6 @@ int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_eng
 		    struct nvt_err *err);
 void nvt_engine_close(struct nvt_engine *e);
 
-/* Write or read one buffer synchronously through the engine (headers, indexes). */
-int nvt_engine_pio(struct nvt_engine *e, enum nvt_io_dir dir, void *buf, uint64_t len,
-		   uint64_t offset, struct nvt_err *err);
 
 extern const struct nvt_engine_ops nvt_engine_file;
 extern const struct nvt_engine_ops nvt_engine_null;

@@ -20,7 +20,6 @@ enum nvt_verify_problem {
 	NVT_VP_FIRST_SEQ = 1u << 6,  /* first beat is not the header's first seq */
 	NVT_VP_NO_DATA = 1u << 7,
 	NVT_VP_TAIL = 1u << 8,       /* data length not a whole number of beats */
-	NVT_VP_STOP_ERROR = 1u << 9, /* the recording ended early on an error */
 };
 
 struct nvt_verify_opts {

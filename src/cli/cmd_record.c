@@ -80,15 +80,18 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       100.0 * r->io_cpu_ns / 1e9 / s, per_gb(r->io_cpu_ns, b),
 	       100.0 * r->src_cpu_ns / 1e9 / s, per_gb(r->src_cpu_ns, b),
 	       per_gb(r->proc_cpu_ns, b));
-	printf("RESULT bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f drops=%llu drop_events=%llu "
-	       "ring_hwm=%llu ring_chunks=%llu max_inflight=%u checkpoints=%u io_cpu_s=%.4f "
+	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f drops=%llu drop_events=%llu "
+	       "lost_unwritten=%llu ring_hwm=%llu ring_chunks=%llu max_inflight=%u checkpoints=%u "
+	       "io_cpu_s=%.4f "
 	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
 	       "fixed_bufs=%d reason=%s exit=%d\n",
-	       (unsigned long long)b, r->seconds, (unsigned long long)o->rate_bps, mbps,
+	       (unsigned long long)b, (unsigned long long)r->source_bytes, r->seconds,
+	       (unsigned long long)o->rate_bps, mbps,
 	       (unsigned long long)r->rec.drop_count, (unsigned long long)r->rec.drop_events,
-	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
-	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
+	       (unsigned long long)r->lost_unwritten, (unsigned long long)r->st.ring_hwm,
+	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
+	       r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
 	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
 	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
@@ -105,12 +108,13 @@ static void json_summary(const struct nvt_record_opts *o, const struct nvt_recor
 	cli_json_str(stdout, o->path);
 	printf(",\"exit\":%d,\"reason\":\"%s\",\"error\":", rc, nvt_stop_reason_name(r->reason));
 	cli_json_str(stdout, r->err.msg);
-	printf(",\"bytes\":%llu,\"seconds\":%.6f,\"mbps\":%.3f,\"drops\":%llu,\"drop_events\":%llu,"
+	printf(",\"bytes\":%llu,\"source_bytes\":%llu,\"seconds\":%.6f,\"mbps\":%.3f,\"drops\":%llu,\"drop_events\":%llu,"
 	       "\"ring_hwm\":%llu,\"ring_chunks\":%llu,\"max_inflight\":%u,\"checkpoints\":%u,"
 	       "\"io_cpu_s\":%.6f,\"src_cpu_s\":%.6f,\"proc_cpu_s\":%.6f,\"pace_steps\":%llu,"
 	       "\"pace_long_steps\":%llu,\"pace_max_step_bytes\":%llu,\"hugepages\":%s,"
 	       "\"fixed_bufs\":%s,\"engine\":",
-	       (unsigned long long)b, r->seconds, b / s / 1e6, (unsigned long long)r->rec.drop_count,
+	       (unsigned long long)b, (unsigned long long)r->source_bytes, r->seconds, b / s / 1e6,
+	       (unsigned long long)r->rec.drop_count,
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->st.ring_hwm,
 	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
 	       r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9, r->proc_cpu_ns / 1e9,
@@ -272,12 +276,16 @@ int cmd_record(int argc, char **argv)
 		if (r.reason == NVT_STOP_SIGNAL && !c.quiet)
 			fprintf(stderr, "nvtape record: interrupted: every filled chunk was written "
 					"and the header finalized\n");
-		if (r.rec.drop_count)
+		if (r.rec.drop_count > r.lost_unwritten)
 			fprintf(stderr,
-				"nvtape record: WARNING: %llu beats were dropped in %llu events -- "
-				"the recording is not valid (storage slower than --rate?)\n",
-				(unsigned long long)r.rec.drop_count,
-				(unsigned long long)r.rec.drop_events);
+				"nvtape record: WARNING: %llu beats were dropped by the source -- the "
+				"recording is not valid (storage slower than --rate?)\n",
+				(unsigned long long)(r.rec.drop_count - r.lost_unwritten));
+		if (r.lost_unwritten)
+			fprintf(stderr,
+				"nvtape record: %llu beats were captured but never written (the "
+				"storage failed); they are counted as dropped after the last beat\n",
+				(unsigned long long)r.lost_unwritten);
 		if (c.json)
 			json_summary(&o, &r, rc);
 		else

@@ -61,8 +61,9 @@ static void problems(const struct nvt_verify_result *r)
 		printf("PROBLEM: recording not finalized (writer died?): %" PRIu64
 		       " checkpointed bytes checked; run nvtape recover\n",
 		       rec->valid_bytes);
-	if (p & NVT_VP_STOP_ERROR)
-		printf("PROBLEM: the recording stopped early on an error (see its writer's log)\n");
+	if (rec->flags & NVT_FLAG_STOP_ERROR)
+		printf("note: the recording ended early on an error (no space, I/O error or stall); "
+		       "what it holds is checked above\n");
 	if (p & NVT_VP_DROPS)
 		printf("PROBLEM: the recorder dropped %" PRIu64 " beats in %" PRIu64
 		       " events: not a valid recording\n",

@@ -258,6 +258,20 @@ static int file_sync_now(struct nvt_engine *e, struct nvt_err *err)
 	return 0;
 }
 
+static int file_write_sync(struct nvt_engine *e, const void *buf, uint64_t len, uint64_t offset,
+			   struct nvt_err *err)
+{
+	struct file_priv *fp = e->priv;
+	ssize_t n = pwrite(fp->fd, buf, len, (off_t)offset);
+
+	if (n == (ssize_t)len)
+		return 0;
+	nvt_err_set(err, n < 0 ? errno : ENOSPC, "write of %llu bytes at offset %llu: %s",
+		    (unsigned long long)len, (unsigned long long)offset,
+		    n < 0 ? strerror(errno) : "short write (no space left?)");
+	return n < 0 ? -errno : -ENOSPC;
+}
+
 static void file_close(struct nvt_engine *e)
 {
 	struct file_priv *fp = e->priv;
@@ -283,5 +297,6 @@ const struct nvt_engine_ops nvt_engine_file = {
 	.reserve = file_reserve,
 	.truncate = file_truncate,
 	.sync_now = file_sync_now,
+	.write_sync = file_write_sync,
 	.close = file_close,
 };

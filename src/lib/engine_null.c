@@ -105,6 +105,17 @@ static int null_sync_now(struct nvt_engine *e, struct nvt_err *err)
 	return 0;
 }
 
+static int null_write_sync(struct nvt_engine *e, const void *buf, uint64_t len, uint64_t offset,
+			   struct nvt_err *err)
+{
+	(void)e;
+	(void)buf;
+	(void)len;
+	(void)offset;
+	(void)err;
+	return 0;
+}
+
 static void null_close(struct nvt_engine *e)
 {
 	struct null_priv *np = e->priv;
@@ -126,5 +137,6 @@ const struct nvt_engine_ops nvt_engine_null = {
 	.reserve = null_noop_size,
 	.truncate = null_noop_size,
 	.sync_now = null_sync_now,
+	.write_sync = null_write_sync,
 	.close = null_close,
 };

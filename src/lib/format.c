@@ -264,13 +264,15 @@ int nvt_recording_open(const char *path, struct nvt_recording *rec, struct nvt_e
 	uint8_t *buf;
 	ssize_t n;
 	uint64_t size;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not hang us */
+	struct nvt_err serr = {0};
 
 	if (fd < 0) {
 		nvt_err_set(err, errno, "cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (nvt_fd_size(fd, &size, err)) {
+	if (nvt_fd_size(fd, &size, &serr)) {
+		nvt_err_set(err, serr.code, "%s: %s", path, serr.msg);
 		close(fd);
 		return -1;
 	}

@@ -55,7 +55,7 @@ struct recorder {
 	struct nvt_source src;
 	const struct nvt_source_ops *sops;
 	struct nvt_recording rec;
-	void *hdr;              /* 4 KiB aligned: header image for pio writes */
+	void *hdr;              /* 4 KiB aligned: header image for synchronous writes */
 	void *ckpt_hdr;         /* 4 KiB aligned: header image for the async checkpoint write */
 	uint64_t *slot_off, *slot_len;
 	uint8_t *slot_done;
@@ -324,28 +324,53 @@ static int finalize(struct recorder *r, struct nvt_err *err)
 
 	r->rec.data_bytes = r->written;
 	r->rec.durable_bytes = r->written;
-	r->rec.drop_count = atomic_load(&r->src.drops);
-	for (uint64_t i = 0; i < nev; i++)
-		if (ev[i].data_offset <= r->written)
+	/* Beats the source emitted that are not in the file: drops inside the data keep their
+	 * events; drops after the last written beat, and filled chunks a failed storage never
+	 * wrote, become one event at the end of the data. drop_count is the sum of the events. */
+	uint64_t unwritten = (atomic_load(&r->src.produced_bytes) - r->written) / r->rec.beat_bytes;
+	uint64_t after = 0, total = 0;
+	for (uint64_t i = 0; i < nev; i++) {
+		if (ev[i].data_offset < r->written) {
+			total += ev[i].beats;
 			ev[kept++] = ev[i];
+		} else {
+			after += ev[i].beats;
+		}
+	}
+	after += unwritten;
+	if (after) {
+		struct nvt_drop_event *grown = realloc(ev, (kept + 1) * sizeof(*ev));
+		if (grown) {
+			ev = grown;
+			ev[kept++] = (struct nvt_drop_event){
+				.data_offset = r->written, .beats = after,
+				.time_ns = nvt_mono_ns() - atomic_load(&r->src.t0_mono)};
+		}
+		total += after;
+	}
+	r->res->lost_unwritten = unwritten;
+	r->rec.drop_count = total;
 	r->rec.drop_events = kept;
 	r->rec.stop_ns = nvt_real_ns();
+	/* Writes that never completed (a hung drive) still target the file: the index then goes
+	 * after every issued write, always, so that what lands late stays inside the accounted
+	 * length and below the index. */
+	bool stuck = r->eng.inflight > 0;
 	end = NVT_HEADER_SIZE + r->written;
-	rc = r->eng.ops->truncate(&r->eng, end, err);
-	if (!rc && kept && r->o->format == NVT_FMT_NVTAPE) {
+	rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end, err);
+	if (!rc && (kept || stuck) && r->o->format == NVT_FMT_NVTAPE) {
 		size_t cap = align_up(sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
 					      kept * sizeof(*ev),
 				      NVT_BLOCK);
 		void *buf = NULL;
 		uint64_t used;
 		uint32_t crc;
+		uint64_t off = align_up(stuck ? NVT_HEADER_SIZE + r->issue_off : end, NVT_BLOCK);
 		if (posix_memalign(&buf, NVT_BLOCK, cap) == 0) {
 			long padded = nvt_index_encode(ev, kept, buf, cap, &used, &crc);
-			uint64_t off = align_up(end, NVT_BLOCK);
 			struct nvt_err ierr = {0};
 			if (padded > 0 &&
-			    nvt_engine_pio(&r->eng, NVT_IO_WRITE, buf, (uint64_t)padded, off,
-					   &ierr) == 0) {
+			    r->eng.ops->write_sync(&r->eng, buf, (uint64_t)padded, off, &ierr) == 0) {
 				r->rec.index_offset = off;
 				r->rec.index_bytes = used;
 				r->rec.index_crc = crc;
@@ -359,13 +384,17 @@ static int finalize(struct recorder *r, struct nvt_err *err)
 		}
 		rc = r->eng.ops->truncate(&r->eng, end, err);
 	}
+	if (stuck)
+		notice(r, "%u writes never completed: the header accounts for the %llu bytes written "
+			  "before them",
+		       r->eng.inflight, (unsigned long long)r->written);
 	free(ev);
 	r->rec.flags |= NVT_FLAG_COMPLETE;
 	if (r->failed)
 		r->rec.flags |= NVT_FLAG_STOP_ERROR;
 	encode_header(r, r->hdr);
 	if (!rc)
-		rc = nvt_engine_pio(&r->eng, NVT_IO_WRITE, r->hdr, NVT_HEADER_SIZE, 0, err);
+		rc = r->eng.ops->write_sync(&r->eng, r->hdr, NVT_HEADER_SIZE, 0, err);
 	if (!rc)
 		rc = r->eng.ops->sync_now(&r->eng, err);
 	return rc;
@@ -489,7 +518,7 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	nvt_hostname(r.rec.hostname, sizeof(r.rec.hostname));
 	snprintf(r.rec.writer, sizeof(r.rec.writer), "nvtape %s", NVT_VERSION);
 	encode_header(&r, r.hdr);
-	if (nvt_engine_pio(&r.eng, NVT_IO_WRITE, r.hdr, NVT_HEADER_SIZE, 0, err))
+	if (r.eng.ops->write_sync(&r.eng, r.hdr, NVT_HEADER_SIZE, 0, err))
 		goto out;
 
 	sp.rate_bps = o->rate_bps;
@@ -506,6 +535,7 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	res->io_cpu_ns = nvt_thread_cpu_ns() - io_c0;
 	res->proc_cpu_ns = nvt_process_cpu_ns() - proc_c0;
 	res->src_cpu_ns = r.src.cpu_ns;
+	res->source_bytes = atomic_load(&r.src.produced_bytes);
 
 	if (!r.failed) {
 		if (r.src.end == NVT_SRC_END_ERROR) {
@@ -522,20 +552,19 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		r.rec.duration_ns = t_end - t0;
 	}
 	r.rec.first_seq = 0;
-	if (r.eng.inflight) {
-		nvt_err_set(err, EIO, "%u writes never completed; header not finalized",
-			    r.eng.inflight);
-	} else {
-		struct nvt_err ferr = {0};
-		if (finalize(&r, &ferr)) {
-			if (!r.failed)
-				r.reason = NVT_STOP_IO_ERROR;
-			r.failed = true;
-			nvt_err_set(err, ferr.code, "finalizing the recording: %s", ferr.msg);
-		}
+	struct nvt_err ferr = {0};
+	if (finalize(&r, &ferr)) {
+		if (!r.failed)
+			r.reason = NVT_STOP_IO_ERROR;
+		r.failed = true;
+		nvt_err_set(err, ferr.code, "finalizing the recording: %s", ferr.msg);
 	}
 	fill_stats(&r, &res->st, t_end, true);
 	res->st.drop_events = r.rec.drop_events;
+	r.rec.version = o->format == NVT_FMT_FDREC ? 1 : NVT_FORMAT_VERSION;
+	r.rec.data_offset = NVT_HEADER_SIZE;
+	r.rec.complete = (r.rec.flags & NVT_FLAG_COMPLETE) != 0;
+	r.rec.valid_bytes = r.rec.complete ? r.rec.data_bytes : r.rec.durable_bytes;
 	res->rec = r.rec;
 	res->reason = r.reason;
 	res->seconds = r.rec.duration_ns / 1e9;

@@ -21,17 +21,19 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 	bool stop = false;
 
 	memset(st, 0, sizeof(*st));
-	if (nvt_ring_create(&mem, o->chunks, o->chunk_bytes, err))
+	if (nvt_ring_create(&mem, (unsigned)(nchunks < o->chunks ? (nchunks < 2 ? 2 : nchunks)
+								 : o->chunks),
+			    o->chunk_bytes, err))
 		return -ENOMEM;
 	if (mem.notice[0] && o->notice)
 		o->notice(mem.notice, o->arg);
 	ep.path = o->path;
-	ep.qd = o->qd < o->chunks ? o->qd : o->chunks;
+	ep.qd = o->qd < mem.nchunks ? o->qd : mem.nchunks;
 	ep.bufs = mem.mem;
 	ep.buf_bytes = o->chunk_bytes;
-	ep.nbufs = o->chunks;
+	ep.nbufs = mem.nchunks;
 	ep.wake_fd = -1;
-	done = calloc(o->chunks, 1);
+	done = calloc(mem.nchunks, 1);
 	if (!done || nvt_engine_open(&eng, "file", &ep, err)) {
 		if (!done)
 			nvt_err_set(err, ENOMEM, "out of memory");
@@ -41,14 +43,14 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		return -EIO;
 	}
 	while (delivered < nchunks && !rc) {
-		while (!stop && issued < nchunks && issued - delivered < o->chunks &&
+		while (!stop && issued < nchunks && issued - delivered < mem.nchunks &&
 		       eng.inflight < ep.qd) {
 			uint64_t pos = issued * o->chunk_bytes;
 			uint64_t len = o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
 			struct nvt_io io = {.dir = NVT_IO_READ, .buf = nvt_ring_chunk(&mem, issued),
 					    .len = (len + 4095) / 4096 * 4096,
 					    .offset = o->offset + pos,
-					    .buf_index = (int)(issued % o->chunks), .tag = issued};
+					    .buf_index = (int)(issued % mem.nchunks), .tag = issued};
 			if (eng.ops->queue(&eng, &io))
 				break;
 			issued++;
@@ -59,10 +61,10 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 			break;
 		eng.ops->submit(&eng);
 		/* deliver what is complete, in order */
-		while (!stop && delivered < issued && done[delivered % o->chunks]) {
+		while (!stop && delivered < issued && done[delivered % mem.nchunks]) {
 			uint64_t pos = delivered * o->chunk_bytes;
 			uint64_t len = o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
-			done[delivered % o->chunks] = 0;
+			done[delivered % mem.nchunks] = 0;
 			if (o->on_chunk(o->arg, nvt_ring_chunk(&mem, delivered), len, o->offset + pos))
 				stop = true;
 			st->bytes += len;
@@ -93,7 +95,7 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 				rc = -EIO;
 				break;
 			}
-			done[k % o->chunks] = 1;
+			done[k % mem.nchunks] = 1;
 		}
 	}
 	/* let reads still in flight land before the memory goes away */

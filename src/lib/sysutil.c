@@ -40,6 +40,11 @@ int nvt_fd_size(int fd, uint64_t *size, struct nvt_err *err)
 		nvt_err_set(err, EISDIR, "is a directory, not a recording file");
 		return -EISDIR;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		nvt_err_set(err, EINVAL, "not a regular file or block device (a pipe, socket or "
+					 "character device)");
+		return -EINVAL;
+	}
 	*size = (uint64_t)st.st_size;
 	return 0;
 }

@@ -1,5 +1,9 @@
 /* Checks on an output path before anything is created or truncated. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +12,39 @@
 
 #include "sysutil.h"
 #include "target.h"
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+
+/* Open the output with O_DIRECT once, so an unsuitable filesystem is named before any memory
+ * is set aside; a file created only for the probe is removed again. */
+static int o_direct_probe(const char *path, struct nvt_err *err)
+{
+	bool existed = access(path, F_OK) == 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		close(fd);
+		if (!existed)
+			unlink(path);
+		return 0;
+	}
+	if (errno == EINVAL) {
+		struct statfs sfs;
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", path);
+		bool tmpfs = statfs(dirname(dir), &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+		if (!existed)
+			unlink(path);
+		nvt_err_set(err, EINVAL,
+			    "%s: the filesystem does not support O_DIRECT%s; record to a disk "
+			    "filesystem (ext4, XFS) or a block device",
+			    path, tmpfs ? " (it is tmpfs)" : "");
+		return -EINVAL;
+	}
+	return 0; /* other errors are reported with more context below */
+}
 
 int nvt_target_check_output(const char *path, uint64_t need_bytes, struct nvt_err *err)
 {
@@ -48,6 +85,8 @@ int nvt_target_check_output(const char *path, uint64_t need_bytes, struct nvt_er
 			return -EINVAL;
 		}
 	}
+	if (o_direct_probe(path, err))
+		return -EINVAL;
 	snprintf(dir, sizeof(dir), "%s", path);
 	if (statvfs(dirname(dir), &vfs)) {
 		nvt_err_set(err, errno, "cannot use the directory of %s: %s", path,

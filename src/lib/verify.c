@@ -75,8 +75,6 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	close(fd);
 	if (!rec->complete)
 		res->problems |= NVT_VP_INCOMPLETE;
-	if (rec->flags & NVT_FLAG_STOP_ERROR)
-		res->problems |= NVT_VP_STOP_ERROR;
 	if (rec->drop_count)
 		res->problems |= NVT_VP_DROPS;
 	if (rec->valid_bytes == 0)

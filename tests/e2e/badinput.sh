@@ -1,0 +1,88 @@
+#!/bin/bash
+# Bad input gets one clear message and a documented exit code, never a crash.
+. "$(dirname "$0")/lib.sh"
+
+good="$T/good.nvt"
+expect_rc 0 "$NVT" record -q --size 8M "$good"
+
+check() { # check WANT_RC PATTERN CMD... : exit code, message on stderr, no crash
+	local want=$1 pat=$2
+	shift 2
+	expect_rc "$want" "$@"
+	grep -qi -- "$pat" "$T/err" || { cat "$T/err"; fail "$*: message lacks \"$pat\""; }
+}
+
+head -c 8192 /dev/urandom >"$T/random.bin"
+for cmd in verify info recover; do
+	check 1 "bad magic" "$NVT" $cmd "$T/random.bin"
+done
+ok "wrong magic (verify, info, recover)"
+
+head -c 100 "$good" >"$T/short.nvt"
+check 1 "truncated header" "$NVT" verify "$T/short.nvt"
+: >"$T/empty.nvt"
+check 1 "bad magic" "$NVT" info "$T/empty.nvt"
+ok "truncated header, empty file"
+
+cp "$good" "$T/crc.nvt"
+printf 'X' | dd of="$T/crc.nvt" bs=1 seek=150 conv=notrunc status=none
+check 1 "CRC mismatch" "$NVT" verify "$T/crc.nvt"
+check 1 "CRC mismatch" "$NVT" recover "$T/crc.nvt"
+ok "header CRC mismatch"
+
+cp "$good" "$T/long.nvt"
+head -c 4096 /dev/zero >>"$T/long.nvt"
+check 1 "appended to" "$NVT" verify "$T/long.nvt"
+head -c $((4096 + 4 * 1048576)) "$good" >"$T/cut.nvt"
+check 1 "truncated or copied incompletely" "$NVT" verify "$T/cut.nvt"
+ok "file size disagrees with the header (longer, shorter)"
+
+check 1 "No such file" "$NVT" verify "$T/missing.nvt"
+check 1 "is a directory" "$NVT" verify "$T"
+mkfifo "$T/fifo"
+check 1 "not a regular file" timeout 10 "$NVT" info "$T/fifo"
+ok "missing file, directory, FIFO as input"
+
+check 1 "is a directory" "$NVT" record -q --size 1M "$T"
+check 1 "cannot use the directory" "$NVT" record -q --size 1M "$T/no/such/dir/x.nvt"
+ok "output: directory, missing directory"
+if [ "$(id -u)" = 0 ]; then
+	# ramfs has no O_DIRECT (tmpfs has it since Linux 6.6, so it no longer serves here)
+	mkdir "$T/ramfs" && mount -t ramfs ramfs "$T/ramfs" && MOUNTS+=("$T/ramfs")
+	check 1 "does not support O_DIRECT" "$NVT" record -q --duration 1 "$T/ramfs/x.nvt"
+	grep -q "hugepages" "$T/err" && fail "the O_DIRECT refusal must come before the ring is set up"
+	[ ! -e "$T/ramfs/x.nvt" ] || fail "O_DIRECT refusal left a file"
+	ok "output: a filesystem without O_DIRECT (ramfs) is refused up front"
+fi
+
+if [ "$(id -u)" = 0 ]; then
+	make_loop 64M ext4
+	check 1 "mounted at $MNT" "$NVT" record -q --size 1M "$DEV"
+	ok "output: a mounted block device is refused"
+fi
+
+check 64 "--chunks 1 is out of range" "$NVT" record --chunks 1 "$T/u.nvt"
+check 64 "--qd 0 is out of range" "$NVT" record --qd 0 "$T/u.nvt"
+check 64 "is not a size" "$NVT" record --rate fast "$T/u.nvt"
+check 64 "multiple of 4K" "$NVT" record --chunk 1000 "$T/u.nvt"
+check 64 "--size must be > 0" "$NVT" record --size 0 "$T/u.nvt"
+check 64 "is not a duration" "$NVT" record --duration soon "$T/u.nvt"
+check 64 "unknown option" "$NVT" record --frobnicate "$T/u.nvt"
+check 64 "needs a value" "$NVT" record "$T/u.nvt" --rate
+check 64 "exactly one output FILE" "$NVT" record
+check 64 "exactly one output FILE" "$NVT" record a.nvt b.nvt
+check 64 "--format must be" "$NVT" record --format wav "$T/u.nvt"
+check 64 "--engine must be" "$NVT" record --engine spdk "$T/u.nvt"
+check 64 "--source must be" "$NVT" record --source adc "$T/u.nvt"
+check 64 "is not a whole number" "$NVT" verify --max-errors lots "$good"
+check 64 "unknown command" "$NVT" frobnicate
+check 64 "Usage" "$NVT"
+[ ! -e "$T/u.nvt" ] || fail "a usage error created the output file"
+ok "impossible options: exit 64 with a message, nothing created"
+
+for cmd in record verify info recover; do
+	expect_rc 0 "$NVT" $cmd --help
+	grep -q "Exit codes: 0 clean; 2" "$T/out" || fail "$cmd --help lacks exit codes"
+done
+ok "every subcommand has --help with the exit codes"
+echo "badinput: all passed"

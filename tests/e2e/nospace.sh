@@ -1,0 +1,27 @@
+#!/bin/bash
+# A full filesystem: recording stops cleanly, keeps and finalizes all it wrote, says so, exit 1.
+# With --size it refuses before starting.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+make_loop 80M ext4
+f="$MNT/full.nvt"
+expect_rc 1 "$NVT" record -q --rate 200MB --chunk 1M --chunks 8 "$f"
+grep -q "no space left" "$T/err" || fail "no message about the full disk"
+[ "$(field reason)" = no-space ] || fail "reason $(field reason)"
+bytes=$(field bytes)
+[ "$bytes" -gt 40000000 ] || fail "kept only $bytes bytes of a 80 MB filesystem"
+ok "full disk: exit 1, $bytes bytes kept"
+
+expect_rc 2 "$NVT" verify "$f"
+[ "$(field bytes)" = "$bytes" ] && [ "$(field gaps)" = 0 ] && [ "$(field corrupt)" = 0 ] || fail "kept data not clean"
+[ "$(field complete)" = 1 ] && [ "$(field drops_match)" = 1 ] || fail "header not finalized"
+grep -q "ended early on an error" "$T/out" || fail "verify does not note the early stop"
+ok "kept data verifies clean; beats lost after the end are counted (exit 2)"
+
+rm -f "$f"
+expect_rc 1 "$NVT" record -q --size 1G "$MNT/big.nvt"
+grep -q "not enough free space" "$T/err" || fail "no free-space refusal"
+[ ! -e "$MNT/big.nvt" ] || fail "refused recording left a file behind"
+ok "--size larger than the free space is refused before starting"
+echo "nospace: all passed"
