@@ -9,7 +9,11 @@ IMAGES=()
 CGROUPS=()
 
 cleanup() {
-	local m i
+	local m i c l
+	for c in "${CGROUPS[@]+"${CGROUPS[@]}"}"; do # lift throttles, end what we left in them
+		while read -r l _; do [ -n "$l" ] && echo "$l 0" >"$c/blkio.throttle.write_bps_device"; done <"$c/blkio.throttle.write_bps_device"
+		for i in $(cat "$c/cgroup.procs"); do kill -9 "$i" 2>/dev/null; done
+	done
 	for m in "${MOUNTS[@]+"${MOUNTS[@]}"}"; do
 		# a write still in flight (stall tests) keeps the mount busy for a few seconds
 		for i in $(seq 40); do umount "$m" 2>/dev/null && break; sleep 0.25; done
