@@ -13,11 +13,11 @@ enum nvt_io_dir { NVT_IO_WRITE = 0, NVT_IO_READ = 1 };
 
 struct nvt_io {
 	enum nvt_io_dir dir;
-	void *buf;          /* 4096-aligned */
-	uint64_t len;       /* multiple of 4096 */
-	uint64_t offset;    /* byte offset on the target, multiple of 4096 */
-	int buf_index;      /* registered buffer (ring chunk memory) index, -1 if not registered */
-	uint64_t tag;       /* returned in the completion */
+	void *buf;       /* 4096-aligned */
+	uint64_t len;    /* multiple of 4096 */
+	uint64_t offset; /* byte offset on the target, multiple of 4096 */
+	int buf_index;   /* registered buffer (ring chunk memory) index, -1 if not registered */
+	uint64_t tag;    /* returned in the completion */
 };
 
 #define NVT_TAG_WAKE UINT64_MAX /* the watched wake fd became readable */
@@ -29,13 +29,13 @@ struct nvt_io_done {
 
 struct nvt_engine_params {
 	const char *path;
-	bool write;            /* open for recording (create/truncate) or for reading */
-	unsigned qd;           /* I/Os in flight at most */
-	uint64_t prealloc;     /* bytes to reserve up front (0 = unknown) */
-	void *bufs;            /* memory to register for zero-copy DMA (the ring) */
-	uint64_t buf_bytes;    /* size of one registered buffer (a ring chunk) */
+	bool write;         /* open for recording (create/truncate) or for reading */
+	unsigned qd;        /* I/Os in flight at most */
+	uint64_t prealloc;  /* bytes to reserve up front (0 = unknown) */
+	void *bufs;         /* memory to register for zero-copy DMA (the ring) */
+	uint64_t buf_bytes; /* size of one registered buffer (a ring chunk) */
 	unsigned nbufs;
-	int wake_fd;           /* eventfd to watch alongside completions, -1 = none */
+	int wake_fd; /* eventfd to watch alongside completions, -1 = none */
 };
 
 struct nvt_engine;
@@ -50,7 +50,8 @@ struct nvt_engine_ops {
 	int (*queue_sync)(struct nvt_engine *e, uint64_t tag);
 	int (*submit)(struct nvt_engine *e);
 	/* Wait up to timeout_ns for at least one completion; returns the count (0 = timeout). */
-	int (*reap)(struct nvt_engine *e, struct nvt_io_done *out, unsigned max, int64_t timeout_ns);
+	int (*reap)(struct nvt_engine *e, struct nvt_io_done *out, unsigned max,
+		    int64_t timeout_ns);
 	/* Synchronous helpers used outside the data path. */
 	int (*reserve)(struct nvt_engine *e, uint64_t size, struct nvt_err *err);
 	int (*truncate)(struct nvt_engine *e, uint64_t size, struct nvt_err *err);
@@ -65,10 +66,10 @@ struct nvt_engine_ops {
 struct nvt_engine {
 	const struct nvt_engine_ops *ops;
 	void *priv;
-	unsigned inflight;     /* queued + submitted, maintained by the engine */
-	bool fixed_bufs;       /* ring memory is registered: zero-copy fixed-buffer I/O */
-	bool can_reserve;      /* reserve() makes space up front (fallocate) */
-	char desc[160];        /* what was opened and how, for banners */
+	unsigned inflight; /* queued + submitted, maintained by the engine */
+	bool fixed_bufs;   /* ring memory is registered: zero-copy fixed-buffer I/O */
+	bool can_reserve;  /* reserve() makes space up front (fallocate) */
+	char desc[160];    /* what was opened and how, for banners */
 };
 
 const struct nvt_engine_ops *nvt_engine_find(const char *name);
@@ -78,7 +79,6 @@ const char *nvt_engine_names(void);
 int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_engine_params *p,
 		    struct nvt_err *err);
 void nvt_engine_close(struct nvt_engine *e);
-
 
 extern const struct nvt_engine_ops nvt_engine_file;
 extern const struct nvt_engine_ops nvt_engine_null;

@@ -10,18 +10,19 @@
 
 #include "nvtape.h"
 
-#define NVT_HEADER_SIZE     4096u
-#define NVT_BLOCK           4096u /* O_DIRECT alignment of offsets, lengths and buffers */
-#define NVT_BEAT_BYTES      16u   /* test-pattern beat: {seq, ~seq} */
-#define NVT_MAGIC           "NVTAPE\0\0"
-#define NVT_FORMAT_VERSION  1u
-#define NVT_INDEX_MAGIC     "NVTINDEX"
-#define NVT_INDEX_VERSION   1u
+#define NVT_HEADER_SIZE    4096u
+#define NVT_BLOCK          4096u /* O_DIRECT alignment of offsets, lengths and buffers */
+#define NVT_BEAT_BYTES     16u   /* test-pattern beat: {seq, ~seq} */
+#define NVT_MAGIC          "NVTAPE\0\0"
+#define NVT_FORMAT_VERSION 1u
+#define NVT_INDEX_MAGIC    "NVTINDEX"
+#define NVT_INDEX_VERSION  1u
 
 /* header.flags */
 #define NVT_FLAG_COMPLETE   (1u << 0) /* rewritten at stop: data_bytes and the index are final */
 #define NVT_FLAG_RECOVERED  (1u << 1) /* finalized by `nvtape recover` after the writer died */
-#define NVT_FLAG_STOP_ERROR (1u << 2) /* recording ended early on an error (I/O, no space, stall) */
+#define NVT_FLAG_STOP_ERROR (1u << 2) /* recording ended early on an error (I/O, no space, stall)  \
+				       */
 
 /* header.source_kind */
 enum nvt_source_kind {
@@ -31,33 +32,33 @@ enum nvt_source_kind {
 };
 
 struct __attribute__((packed)) nvt_header {
-	char magic[8];              /*   0 "NVTAPE\0\0" */
-	uint32_t version;           /*   8 NVT_FORMAT_VERSION */
-	uint32_t header_size;       /*  12 4096 */
-	uint32_t beat_bytes;        /*  16 16 for the test pattern, 1 for a byte stream */
-	uint32_t flags;             /*  20 NVT_FLAG_* */
-	uint32_t source_kind;       /*  24 enum nvt_source_kind */
-	uint32_t chunk_bytes;       /*  28 ring chunk size used */
-	uint32_t chunk_count;       /*  32 ring chunks used */
-	uint32_t checkpoints;       /*  36 header checkpoints written while recording */
-	uint64_t rate_bps;          /*  40 programmed source rate, bytes/s; 0 = unpaced (max) */
-	uint64_t start_ns;          /*  48 CLOCK_REALTIME at the first beat */
-	uint64_t stop_ns;           /*  56 CLOCK_REALTIME at stop (or at the last checkpoint) */
-	uint64_t data_offset;       /*  64 4096 */
-	uint64_t data_bytes;        /*  72 final data length (valid with COMPLETE) */
-	uint64_t durable_bytes;     /*  80 data known durable at the last checkpoint */
-	uint64_t drop_count;        /*  88 beats the source dropped */
-	uint64_t drop_events;       /*  96 number of drop events (index DROP records) */
-	uint64_t first_seq;         /* 104 seq of the first beat (test pattern) */
-	uint64_t index_offset;      /* 112 file offset of the index, 0 = none */
-	uint64_t index_bytes;       /* 120 index length */
-	uint32_t index_crc;         /* 128 CRC32C of the index bytes */
-	uint32_t reserved0;         /* 132 zero */
-	uint64_t duration_ns;       /* 136 CLOCK_MONOTONIC recording time */
-	char hostname[64];          /* 144 NUL-padded */
-	char writer[32];            /* 208 "nvtape X.Y.Z", NUL-padded */
-	uint8_t reserved[3852];     /* 240 zero */
-	uint32_t header_crc;        /* 4092 CRC32C of bytes 0..4091 */
+	char magic[8];          /*   0 "NVTAPE\0\0" */
+	uint32_t version;       /*   8 NVT_FORMAT_VERSION */
+	uint32_t header_size;   /*  12 4096 */
+	uint32_t beat_bytes;    /*  16 16 for the test pattern, 1 for a byte stream */
+	uint32_t flags;         /*  20 NVT_FLAG_* */
+	uint32_t source_kind;   /*  24 enum nvt_source_kind */
+	uint32_t chunk_bytes;   /*  28 ring chunk size used */
+	uint32_t chunk_count;   /*  32 ring chunks used */
+	uint32_t checkpoints;   /*  36 header checkpoints written while recording */
+	uint64_t rate_bps;      /*  40 programmed source rate, bytes/s; 0 = unpaced (max) */
+	uint64_t start_ns;      /*  48 CLOCK_REALTIME at the first beat */
+	uint64_t stop_ns;       /*  56 CLOCK_REALTIME at stop (or at the last checkpoint) */
+	uint64_t data_offset;   /*  64 4096 */
+	uint64_t data_bytes;    /*  72 final data length (valid with COMPLETE) */
+	uint64_t durable_bytes; /*  80 data known durable at the last checkpoint */
+	uint64_t drop_count;    /*  88 beats the source dropped */
+	uint64_t drop_events;   /*  96 number of drop events (index DROP records) */
+	uint64_t first_seq;     /* 104 seq of the first beat (test pattern) */
+	uint64_t index_offset;  /* 112 file offset of the index, 0 = none */
+	uint64_t index_bytes;   /* 120 index length */
+	uint32_t index_crc;     /* 128 CRC32C of the index bytes */
+	uint32_t reserved0;     /* 132 zero */
+	uint64_t duration_ns;   /* 136 CLOCK_MONOTONIC recording time */
+	char hostname[64];      /* 144 NUL-padded */
+	char writer[32];        /* 208 "nvtape X.Y.Z", NUL-padded */
+	uint8_t reserved[3852]; /* 240 zero */
+	uint32_t header_crc;    /* 4092 CRC32C of bytes 0..4091 */
 };
 _Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SIZE, "nvt_header must be 4096 bytes");
 _Static_assert(offsetof(struct nvt_header, hostname) == 144, "nvt_header layout");
@@ -65,9 +66,9 @@ _Static_assert(offsetof(struct nvt_header, header_crc) == 4092, "nvt_header layo
 
 /* The index: a small header followed by typed records; readers skip types they do not know. */
 struct __attribute__((packed)) nvt_index_header {
-	char magic[8];          /* "NVTINDEX" */
-	uint32_t version;       /* NVT_INDEX_VERSION */
-	uint32_t record_count;  /* records that follow */
+	char magic[8];         /* "NVTINDEX" */
+	uint32_t version;      /* NVT_INDEX_VERSION */
+	uint32_t record_count; /* records that follow */
 };
 _Static_assert(sizeof(struct nvt_index_header) == 16, "nvt_index_header must be 16 bytes");
 
@@ -90,27 +91,27 @@ struct __attribute__((packed)) nvt_drop_event {
 _Static_assert(sizeof(struct nvt_drop_event) == 24, "nvt_drop_event must be 24 bytes");
 
 /* FPGA Drive Recorder v1 header (fdrec_file.h), for reading and `record --format fdrec`. */
-#define FDREC_MAGIC          "FDREC\0\0\0"
-#define FDREC_FLAG_TPG       (1u << 0)
-#define FDREC_FLAG_COMPLETE  (1u << 1)
+#define FDREC_MAGIC         "FDREC\0\0\0"
+#define FDREC_FLAG_TPG      (1u << 0)
+#define FDREC_FLAG_COMPLETE (1u << 1)
 
 struct __attribute__((packed)) fdrec_header {
-	char magic[8];            /*   0 */
-	uint32_t header_version;  /*   8 1 */
-	uint32_t header_size;     /*  12 4096 */
-	uint32_t beat_bytes;      /*  16 16 */
-	uint32_t flags;           /*  20 */
-	uint32_t design_version;  /*  24 */
-	uint64_t src_clk_hz;      /*  28 */
-	uint64_t rate_bps;        /*  36 */
-	uint64_t start_time_ns;   /*  44 */
-	uint64_t stop_time_ns;    /*  52 */
-	uint64_t data_bytes;      /*  60 */
-	uint64_t drop_count;      /*  68 */
-	uint64_t first_seq;       /*  76 */
-	char target[32];          /*  84 */
-	char hostname[64];        /* 116 */
-	uint8_t reserved[3916];   /* 180 */
+	char magic[8];           /*   0 */
+	uint32_t header_version; /*   8 1 */
+	uint32_t header_size;    /*  12 4096 */
+	uint32_t beat_bytes;     /*  16 16 */
+	uint32_t flags;          /*  20 */
+	uint32_t design_version; /*  24 */
+	uint64_t src_clk_hz;     /*  28 */
+	uint64_t rate_bps;       /*  36 */
+	uint64_t start_time_ns;  /*  44 */
+	uint64_t stop_time_ns;   /*  52 */
+	uint64_t data_bytes;     /*  60 */
+	uint64_t drop_count;     /*  68 */
+	uint64_t first_seq;      /*  76 */
+	char target[32];         /*  84 */
+	char hostname[64];       /* 116 */
+	uint8_t reserved[3916];  /* 180 */
 };
 _Static_assert(sizeof(struct fdrec_header) == NVT_HEADER_SIZE, "fdrec_header must be 4096 bytes");
 _Static_assert(offsetof(struct fdrec_header, target) == 84, "fdrec_header layout");
@@ -122,7 +123,7 @@ struct nvt_recording {
 	enum nvt_file_format format;
 	uint32_t version;
 	uint32_t beat_bytes;
-	uint32_t flags;          /* NVT_FLAG_* (fdrec COMPLETE mapped to NVT_FLAG_COMPLETE) */
+	uint32_t flags; /* NVT_FLAG_* (fdrec COMPLETE mapped to NVT_FLAG_COMPLETE) */
 	uint32_t source_kind;
 	uint32_t chunk_bytes, chunk_count, checkpoints;
 	uint64_t rate_bps, start_ns, stop_ns, duration_ns;
@@ -131,10 +132,10 @@ struct nvt_recording {
 	uint64_t index_offset, index_bytes;
 	uint32_t index_crc;
 	char hostname[65];
-	char writer[33];         /* nvtape writer or fdrec target */
+	char writer[33]; /* nvtape writer or fdrec target */
 	/* derived by nvt_recording_open() */
-	uint64_t file_bytes;     /* size of the file or device */
-	uint64_t valid_bytes;    /* data bytes a reader may trust: data_bytes, or the checkpoint */
+	uint64_t file_bytes;  /* size of the file or device */
+	uint64_t valid_bytes; /* data bytes a reader may trust: data_bytes, or the checkpoint */
 	bool complete;
 };
 

@@ -19,7 +19,7 @@ enum nvt_exit {
 
 /* A failed call leaves its reason here: errno-style code plus a message that names the fix. */
 struct nvt_err {
-	int code;       /* positive errno, 0 = no error */
+	int code; /* positive errno, 0 = no error */
 	char msg[512];
 };
 

@@ -12,15 +12,15 @@ enum nvt_check_kind { NVT_CHK_GAP, NVT_CHK_CORRUPT, NVT_CHK_BACKWARD };
 
 struct nvt_check_event {
 	enum nvt_check_kind kind;
-	uint64_t beat;      /* index of the beat in the stream */
-	uint64_t offset;    /* data byte offset of the beat */
-	uint64_t expected;  /* seq expected there */
-	uint64_t lo, hi;    /* what was found */
-	uint64_t missing;   /* GAP: beats missing */
+	uint64_t beat;     /* index of the beat in the stream */
+	uint64_t offset;   /* data byte offset of the beat */
+	uint64_t expected; /* seq expected there */
+	uint64_t lo, hi;   /* what was found */
+	uint64_t missing;  /* GAP: beats missing */
 };
 
 struct nvt_checker {
-	uint64_t expected;  /* next seq expected */
+	uint64_t expected; /* next seq expected */
 	uint64_t beats, corrupt, gaps, gap_beats, backward;
 	uint64_t first_seen, last_seen;
 	bool seen_good;

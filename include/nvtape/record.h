@@ -13,8 +13,8 @@
 
 struct nvt_record_stats {
 	uint64_t elapsed_ns;
-	uint64_t bytes_written;     /* data bytes completed on storage, contiguous */
-	uint64_t bytes_durable;     /* data bytes covered by the last checkpoint */
+	uint64_t bytes_written; /* data bytes completed on storage, contiguous */
+	uint64_t bytes_durable; /* data bytes covered by the last checkpoint */
 	uint64_t drops, drop_events;
 	unsigned inflight, max_inflight;
 	uint64_t ring_fill, ring_hwm, ring_chunks;
@@ -24,19 +24,19 @@ struct nvt_record_stats {
 
 struct nvt_record_opts {
 	const char *path;
-	const char *engine;        /* "file" (default) or "null" */
-	const char *source;        /* "tpg" (default) or "stdin" */
+	const char *engine; /* "file" (default) or "null" */
+	const char *source; /* "tpg" (default) or "stdin" */
 	enum nvt_file_format format;
-	uint64_t rate_bps;         /* 0 = unpaced */
-	uint64_t size_bytes;       /* 0 = no limit */
-	uint64_t duration_ns;      /* 0 = no limit */
-	uint64_t chunk_bytes;      /* default 8 MiB */
-	unsigned chunks;           /* default 32 */
-	unsigned qd;               /* default 8 */
-	uint64_t timeout_ns;       /* stall watchdog, default 10 s */
-	uint64_t checkpoint_ns;    /* durable-length checkpoint interval, default 1 s */
-	uint64_t stats_ns;         /* progress callback interval, default 1 s, 0 = off */
-	int input_fd;              /* stdin source */
+	uint64_t rate_bps;      /* 0 = unpaced */
+	uint64_t size_bytes;    /* 0 = no limit */
+	uint64_t duration_ns;   /* 0 = no limit */
+	uint64_t chunk_bytes;   /* default 8 MiB */
+	unsigned chunks;        /* default 32 */
+	unsigned qd;            /* default 8 */
+	uint64_t timeout_ns;    /* stall watchdog, default 10 s */
+	uint64_t checkpoint_ns; /* durable-length checkpoint interval, default 1 s */
+	uint64_t stats_ns;      /* progress callback interval, default 1 s, 0 = off */
+	int input_fd;           /* stdin source */
 	const volatile sig_atomic_t *interrupt; /* set by a signal handler: stop cleanly */
 	void (*progress)(const struct nvt_record_stats *st, void *arg);
 	void (*notice)(const char *msg, void *arg); /* one-time notes (hugepages, ...) */
@@ -53,19 +53,18 @@ enum nvt_stop_reason {
 	NVT_STOP_SOURCE_ERROR,
 };
 
-
 struct nvt_record_result {
 	struct nvt_record_stats st;
-	struct nvt_recording rec;   /* the header as finalized */
+	struct nvt_recording rec; /* the header as finalized */
 	enum nvt_stop_reason reason;
-	double seconds;             /* first beat to last write done (CLOCK_MONOTONIC) */
-	uint64_t source_bytes;      /* bytes the source placed into chunks: all must be written */
-	uint64_t lost_unwritten;    /* beats filled but never written (failed storage only) */
+	double seconds;          /* first beat to last write done (CLOCK_MONOTONIC) */
+	uint64_t source_bytes;   /* bytes the source placed into chunks: all must be written */
+	uint64_t lost_unwritten; /* beats filled but never written (failed storage only) */
 	uint64_t io_cpu_ns, src_cpu_ns, proc_cpu_ns;
 	uint64_t pace_steps, pace_steps_long, pace_max_step_bytes;
 	bool hugetlb, fixed_bufs;
 	char engine_desc[160];
-	struct nvt_err err;         /* set when reason is an error */
+	struct nvt_err err; /* set when reason is an error */
 };
 
 void nvt_record_opts_default(struct nvt_record_opts *o);

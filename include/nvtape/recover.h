@@ -18,12 +18,12 @@ struct nvt_recover_opts {
 };
 
 struct nvt_recover_result {
-	struct nvt_recording before;  /* as found */
-	struct nvt_recording after;   /* as finalized */
+	struct nvt_recording before; /* as found */
+	struct nvt_recording after;  /* as finalized */
 	bool already_complete;
-	uint64_t checkpoint_bytes;    /* data the last checkpoint vouched for */
-	uint64_t extended_bytes;      /* test pattern found intact beyond the checkpoint */
-	uint64_t dropped_tail_bytes;  /* bytes after the valid data that were cut off */
+	uint64_t checkpoint_bytes;   /* data the last checkpoint vouched for */
+	uint64_t extended_bytes;     /* test pattern found intact beyond the checkpoint */
+	uint64_t dropped_tail_bytes; /* bytes after the valid data that were cut off */
 	struct nvt_err err;
 };
 

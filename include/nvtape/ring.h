@@ -17,18 +17,18 @@ struct nvt_ring {
 	size_t map_bytes;
 	uint64_t chunk_bytes;
 	unsigned nchunks;
-	bool hugetlb;           /* 2 MiB hugepages from the reserved pool */
-	bool locked;            /* fallback memory is mlock()ed */
-	char notice[256];       /* said once when the fallback was used ("" otherwise) */
-	uint32_t *fill;         /* valid bytes per chunk, written before publish */
-	_Atomic uint64_t head;  /* chunks published by the producer */
-	_Atomic uint64_t tail;  /* chunks released by the consumer */
-	_Atomic uint64_t hwm;   /* highest head - tail observed */
-	_Atomic int closed;     /* the producer has published its last chunk */
-	_Atomic int aborted;    /* the consumer gave up: the producer must stop */
+	bool hugetlb;          /* 2 MiB hugepages from the reserved pool */
+	bool locked;           /* fallback memory is mlock()ed */
+	char notice[256];      /* said once when the fallback was used ("" otherwise) */
+	uint32_t *fill;        /* valid bytes per chunk, written before publish */
+	_Atomic uint64_t head; /* chunks published by the producer */
+	_Atomic uint64_t tail; /* chunks released by the consumer */
+	_Atomic uint64_t hwm;  /* highest head - tail observed */
+	_Atomic int closed;    /* the producer has published its last chunk */
+	_Atomic int aborted;   /* the consumer gave up: the producer must stop */
 	_Atomic int prod_waiting;
-	int prod_efd;           /* eventfd: producer sleeps here until a chunk is released */
-	int cons_efd;           /* eventfd: consumer is woken here on publish / close */
+	int prod_efd; /* eventfd: producer sleeps here until a chunk is released */
+	int cons_efd; /* eventfd: consumer is woken here on publish / close */
 };
 
 /* Allocate n x chunk_bytes (chunk a multiple of 4096). Hugepages when reserved, otherwise
@@ -47,7 +47,7 @@ static inline uint64_t nvt_ring_fill(struct nvt_ring *r)
 }
 
 /* Producer side. */
-bool nvt_ring_can_produce(struct nvt_ring *r);           /* chunk `head` is free */
+bool nvt_ring_can_produce(struct nvt_ring *r);              /* chunk `head` is free */
 int nvt_ring_wait_free(struct nvt_ring *r, int timeout_ms); /* 0 free, -ETIME, -ECANCELED */
 void nvt_ring_publish(struct nvt_ring *r, uint32_t bytes);
 void nvt_ring_close(struct nvt_ring *r);

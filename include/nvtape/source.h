@@ -14,19 +14,19 @@
 #include "ring.h"
 
 struct nvt_source_params {
-	uint64_t rate_bps;      /* 0 = unpaced: as fast as the ring is drained (no drops) */
-	uint64_t limit_bytes;   /* stop after this many data bytes (0 = no limit) */
-	uint64_t duration_ns;   /* stop after this long (0 = no limit) */
-	uint64_t first_seq;     /* test pattern: seq of the first beat */
-	int fd;                 /* stdin source: descriptor to read */
+	uint64_t rate_bps;    /* 0 = unpaced: as fast as the ring is drained (no drops) */
+	uint64_t limit_bytes; /* stop after this many data bytes (0 = no limit) */
+	uint64_t duration_ns; /* stop after this long (0 = no limit) */
+	uint64_t first_seq;   /* test pattern: seq of the first beat */
+	int fd;               /* stdin source: descriptor to read */
 };
 
 enum nvt_source_end {
 	NVT_SRC_END_RUNNING = 0,
-	NVT_SRC_END_LIMIT,      /* --size or --duration reached */
-	NVT_SRC_END_STOP,       /* stop requested (signal, watchdog, storage error) */
-	NVT_SRC_END_EOF,        /* input ended */
-	NVT_SRC_END_ERROR,      /* the source failed (err says why) */
+	NVT_SRC_END_LIMIT, /* --size or --duration reached */
+	NVT_SRC_END_STOP,  /* stop requested (signal, watchdog, storage error) */
+	NVT_SRC_END_EOF,   /* input ended */
+	NVT_SRC_END_ERROR, /* the source failed (err says why) */
 };
 
 struct nvt_source;
@@ -34,9 +34,9 @@ struct nvt_source;
 struct nvt_source_ops {
 	const char *name;
 	const char *help;
-	uint32_t kind;          /* enum nvt_source_kind, stored in the header */
-	uint32_t beat_bytes;    /* unit of the stream (16 = test-pattern beat, 1 = bytes) */
-	bool never_stalls;      /* drops (and counts) instead of waiting when the ring is full */
+	uint32_t kind;       /* enum nvt_source_kind, stored in the header */
+	uint32_t beat_bytes; /* unit of the stream (16 = test-pattern beat, 1 = bytes) */
+	bool never_stalls;   /* drops (and counts) instead of waiting when the ring is full */
 	int (*run)(struct nvt_source *s); /* thread body; publishes chunks, closes the ring */
 };
 
@@ -44,7 +44,7 @@ struct nvt_source {
 	const struct nvt_source_ops *ops;
 	struct nvt_source_params p;
 	struct nvt_ring *ring;
-	_Atomic int stop;                 /* set by the controller */
+	_Atomic int stop; /* set by the controller */
 	/* producer state (source thread only) */
 	uint8_t *cur;
 	uint64_t cur_fill;
@@ -81,8 +81,8 @@ void nvt_source_free(struct nvt_source *s);
 struct nvt_drop_event *nvt_source_drop_events(struct nvt_source *s, uint64_t *n);
 
 /* Producer helpers for source implementations. */
-bool nvt_src_take_chunk(struct nvt_source *s);          /* make s->cur a free chunk, no wait */
-void nvt_src_publish(struct nvt_source *s);            /* publish s->cur (s->cur_fill bytes) */
+bool nvt_src_take_chunk(struct nvt_source *s); /* make s->cur a free chunk, no wait */
+void nvt_src_publish(struct nvt_source *s);    /* publish s->cur (s->cur_fill bytes) */
 void nvt_src_drop(struct nvt_source *s, uint64_t beats);
 void nvt_src_mark_start(struct nvt_source *s);
 bool nvt_src_limit_reached(const struct nvt_source *s, uint64_t now_mono);

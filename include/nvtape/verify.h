@@ -19,14 +19,14 @@ enum nvt_verify_problem {
 	NVT_VP_MISMATCH = 1u << 5,   /* gaps do not match the drop count / index */
 	NVT_VP_FIRST_SEQ = 1u << 6,  /* first beat is not the header's first seq */
 	NVT_VP_NO_DATA = 1u << 7,
-	NVT_VP_TAIL = 1u << 8,       /* data length not a whole number of beats */
+	NVT_VP_TAIL = 1u << 8, /* data length not a whole number of beats */
 };
 
 struct nvt_verify_opts {
 	const char *path;
-	uint64_t chunk_bytes;  /* read size, default 8 MiB */
-	unsigned chunks;       /* read buffers, default 16 */
-	unsigned qd;           /* reads in flight, default 8 */
+	uint64_t chunk_bytes; /* read size, default 8 MiB */
+	unsigned chunks;      /* read buffers, default 16 */
+	unsigned qd;          /* reads in flight, default 8 */
 	/* events (offset = file offset), called for every gap / corrupt / backward beat */
 	void (*on_event)(const struct nvt_check_event *ev, void *arg);
 	void (*progress)(uint64_t done, uint64_t total, void *arg);
@@ -38,13 +38,13 @@ struct nvt_verify_result {
 	struct nvt_recording rec;
 	bool pattern_checked;
 	uint64_t checked_bytes;
-	struct nvt_checker chk;      /* beats, corrupt, gaps, gap_beats, backward, first/last */
-	uint64_t drops_after_end;    /* drop events at the end of the data (no gap to see) */
-	uint64_t gaps_matched;       /* gaps found exactly where the index says */
-	uint64_t gaps_unmatched;     /* gaps with no matching drop event */
-	uint64_t events_unmatched;   /* drop events with no matching gap */
-	bool drops_match;            /* gap beats == drop count (less drops after the end) */
-	unsigned problems;           /* enum nvt_verify_problem */
+	struct nvt_checker chk;    /* beats, corrupt, gaps, gap_beats, backward, first/last */
+	uint64_t drops_after_end;  /* drop events at the end of the data (no gap to see) */
+	uint64_t gaps_matched;     /* gaps found exactly where the index says */
+	uint64_t gaps_unmatched;   /* gaps with no matching drop event */
+	uint64_t events_unmatched; /* drop events with no matching gap */
+	bool drops_match;          /* gap beats == drop count (less drops after the end) */
+	unsigned problems;         /* enum nvt_verify_problem */
 	double seconds;
 	uint64_t cpu_ns;
 	struct nvt_err err;

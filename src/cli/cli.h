@@ -11,8 +11,8 @@
 #include "nvtape/format.h"
 #include "nvtape/nvtape.h"
 
-#define EXIT_CODES_HELP                                                                     \
-	"Exit codes: 0 clean; 2 completed with a data problem (drops, gaps, corrupt beats);\n" \
+#define EXIT_CODES_HELP                                                                            \
+	"Exit codes: 0 clean; 2 completed with a data problem (drops, gaps, corrupt beats);\n"     \
 	"            1 runtime error (I/O error, stall, no space, bad file); 64 usage error.\n"
 
 extern volatile sig_atomic_t cli_interrupted;

@@ -82,8 +82,8 @@ int cli_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint6
 int cli_duration(const char *opt, const char *val, uint64_t *ns)
 {
 	if (nvt_parse_duration_ns(val, ns))
-		return cli_usage_error("%s: \"%s\" is not a duration (examples: 10, 2.5, 500ms, 3m)",
-				       opt, val);
+		return cli_usage_error(
+			"%s: \"%s\" is not a duration (examples: 10, 2.5, 500ms, 3m)", opt, val);
 	return 0;
 }
 

@@ -30,7 +30,8 @@ static const char record_help[] =
 	"  -q, --quiet          no banner and no live stats\n"
 	"  -h, --help\n\n"
 	"A source that cannot be stalled (tpg at a --rate) drops beats when the storage falls\n"
-	"behind: they are counted, their positions indexed, and the exit code is 2.\n\n" EXIT_CODES_HELP;
+	"behind: they are counted, their positions indexed, and the exit code is "
+	"2.\n\n" EXIT_CODES_HELP;
 
 struct rec_cli {
 	bool json, quiet, tty;
@@ -80,26 +81,25 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       100.0 * r->io_cpu_ns / 1e9 / s, per_gb(r->io_cpu_ns, b),
 	       100.0 * r->src_cpu_ns / 1e9 / s, per_gb(r->src_cpu_ns, b),
 	       per_gb(r->proc_cpu_ns, b));
-	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f drops=%llu drop_events=%llu "
+	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f "
+	       "drops=%llu drop_events=%llu "
 	       "lost_unwritten=%llu ring_hwm=%llu ring_chunks=%llu max_inflight=%u checkpoints=%u "
 	       "io_cpu_s=%.4f "
 	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
 	       "fixed_bufs=%d reason=%s exit=%d\n",
 	       (unsigned long long)b, (unsigned long long)r->source_bytes, r->seconds,
-	       (unsigned long long)o->rate_bps, mbps,
-	       (unsigned long long)r->rec.drop_count, (unsigned long long)r->rec.drop_events,
-	       (unsigned long long)r->lost_unwritten, (unsigned long long)r->st.ring_hwm,
-	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
-	       r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
+	       (unsigned long long)o->rate_bps, mbps, (unsigned long long)r->rec.drop_count,
+	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->lost_unwritten,
+	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
+	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
 	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
 	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
 	       nvt_stop_reason_name(r->reason), rc);
 }
 
-static void json_summary(const struct nvt_record_opts *o, const struct nvt_record_result *r,
-			 int rc)
+static void json_summary(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc)
 {
 	uint64_t b = r->rec.data_bytes;
 	double s = r->seconds > 0 ? r->seconds : 1e-9;
@@ -108,19 +108,19 @@ static void json_summary(const struct nvt_record_opts *o, const struct nvt_recor
 	cli_json_str(stdout, o->path);
 	printf(",\"exit\":%d,\"reason\":\"%s\",\"error\":", rc, nvt_stop_reason_name(r->reason));
 	cli_json_str(stdout, r->err.msg);
-	printf(",\"bytes\":%llu,\"source_bytes\":%llu,\"seconds\":%.6f,\"mbps\":%.3f,\"drops\":%llu,\"drop_events\":%llu,"
+	printf(",\"bytes\":%llu,\"source_bytes\":%llu,\"seconds\":%.6f,\"mbps\":%.3f,\"drops\":%"
+	       "llu,\"drop_events\":%llu,"
 	       "\"ring_hwm\":%llu,\"ring_chunks\":%llu,\"max_inflight\":%u,\"checkpoints\":%u,"
 	       "\"io_cpu_s\":%.6f,\"src_cpu_s\":%.6f,\"proc_cpu_s\":%.6f,\"pace_steps\":%llu,"
 	       "\"pace_long_steps\":%llu,\"pace_max_step_bytes\":%llu,\"hugepages\":%s,"
 	       "\"fixed_bufs\":%s,\"engine\":",
 	       (unsigned long long)b, (unsigned long long)r->source_bytes, r->seconds, b / s / 1e6,
-	       (unsigned long long)r->rec.drop_count,
-	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->st.ring_hwm,
-	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
-	       r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9, r->proc_cpu_ns / 1e9,
-	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
-	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb ? "true" : "false",
-	       r->fixed_bufs ? "true" : "false");
+	       (unsigned long long)r->rec.drop_count, (unsigned long long)r->rec.drop_events,
+	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
+	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
+	       r->proc_cpu_ns / 1e9, (unsigned long long)r->pace_steps,
+	       (unsigned long long)r->pace_steps_long, (unsigned long long)r->pace_max_step_bytes,
+	       r->hugetlb ? "true" : "false", r->fixed_bufs ? "true" : "false");
 	cli_json_str(stdout, r->engine_desc);
 	printf(",\"header\":");
 	cli_json_recording(stdout, &r->rec);
@@ -129,15 +129,21 @@ static void json_summary(const struct nvt_record_opts *o, const struct nvt_recor
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"source", required_argument, 0, 's'}, {"rate", required_argument, 0, 'r'},
-		{"size", required_argument, 0, 'S'},   {"duration", required_argument, 0, 'd'},
-		{"chunk", required_argument, 0, 'c'},  {"chunks", required_argument, 0, 'n'},
-		{"qd", required_argument, 0, 'Q'},     {"engine", required_argument, 0, 'e'},
-		{"format", required_argument, 0, 'f'}, {"timeout", required_argument, 0, 't'},
-		{"stats", required_argument, 0, 'i'},  {"json", no_argument, 0, 'j'},
-		{"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0}};
+	static const struct option lo[] = {{"source", required_argument, 0, 's'},
+					   {"rate", required_argument, 0, 'r'},
+					   {"size", required_argument, 0, 'S'},
+					   {"duration", required_argument, 0, 'd'},
+					   {"chunk", required_argument, 0, 'c'},
+					   {"chunks", required_argument, 0, 'n'},
+					   {"qd", required_argument, 0, 'Q'},
+					   {"engine", required_argument, 0, 'e'},
+					   {"format", required_argument, 0, 'f'},
+					   {"timeout", required_argument, 0, 't'},
+					   {"stats", required_argument, 0, 'i'},
+					   {"json", no_argument, 0, 'j'},
+					   {"quiet", no_argument, 0, 'q'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
 	struct nvt_record_opts o;
 	struct nvt_record_result r;
 	struct rec_cli c = {0};
@@ -180,7 +186,8 @@ int cmd_record(int argc, char **argv)
 		case 'c':
 			if (cli_size("--chunk", optarg, &o.chunk_bytes))
 				return NVT_EXIT_USAGE;
-			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 || o.chunk_bytes > (1u << 30))
+			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 ||
+			    o.chunk_bytes > (1u << 30))
 				return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G",
 						       optarg);
 			break;
@@ -274,17 +281,20 @@ int cmd_record(int argc, char **argv)
 		cli_error("%s", r.err.msg);
 	if (rc != NVT_EXIT_RUNTIME || r.rec.data_bytes || r.rec.flags) {
 		if (r.reason == NVT_STOP_SIGNAL && !c.quiet)
-			fprintf(stderr, "nvtape record: interrupted: every filled chunk was written "
-					"and the header finalized\n");
+			fprintf(stderr,
+				"nvtape record: interrupted: every filled chunk was written "
+				"and the header finalized\n");
 		if (r.rec.drop_count > r.lost_unwritten)
 			fprintf(stderr,
-				"nvtape record: WARNING: %llu beats were dropped by the source -- the "
+				"nvtape record: WARNING: %llu beats were dropped by the source -- "
+				"the "
 				"recording is not valid (storage slower than --rate?)\n",
 				(unsigned long long)(r.rec.drop_count - r.lost_unwritten));
 		if (r.lost_unwritten)
 			fprintf(stderr,
 				"nvtape record: %llu beats were captured but never written (the "
-				"storage failed); they are counted as dropped after the last beat\n",
+				"storage failed); they are counted as dropped after the last "
+				"beat\n",
 				(unsigned long long)r.lost_unwritten);
 		if (c.json)
 			json_summary(&o, &r, rc);

@@ -62,7 +62,8 @@ static void problems(const struct nvt_verify_result *r)
 		       " checkpointed bytes checked; run nvtape recover\n",
 		       rec->valid_bytes);
 	if (rec->flags & NVT_FLAG_STOP_ERROR)
-		printf("note: the recording ended early on an error (no space, I/O error or stall); "
+		printf("note: the recording ended early on an error (no space, I/O error or "
+		       "stall); "
 		       "what it holds is checked above\n");
 	if (p & NVT_VP_DROPS)
 		printf("PROBLEM: the recorder dropped %" PRIu64 " beats in %" PRIu64
@@ -122,7 +123,8 @@ int cmd_verify(int argc, char **argv)
 		case 'c':
 			if (cli_size("--chunk", optarg, &o.chunk_bytes))
 				return NVT_EXIT_USAGE;
-			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 || o.chunk_bytes > (1u << 30))
+			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 ||
+			    o.chunk_bytes > (1u << 30))
 				return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G",
 						       optarg);
 			break;
@@ -168,18 +170,20 @@ int cmd_verify(int argc, char **argv)
 	if (json) {
 		printf("{\"command\":\"verify\",\"path\":");
 		cli_json_str(stdout, o.path);
-		printf(",\"exit\":%d,\"status\":\"%s\",\"pattern_checked\":%s,\"checked_bytes\":%" PRIu64
-		       ",\"beats\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"gap_beats\":%" PRIu64
-		       ",\"corrupt\":%" PRIu64 ",\"backward\":%" PRIu64 ",\"first_seq_seen\":%" PRIu64
-		       ",\"last_seq_seen\":%" PRIu64 ",\"drops_after_end\":%" PRIu64
-		       ",\"gaps_matched\":%" PRIu64 ",\"gaps_unmatched\":%" PRIu64
-		       ",\"events_unmatched\":%" PRIu64 ",\"drops_match\":%s,\"problems\":%u,"
+		printf(",\"exit\":%d,\"status\":\"%s\",\"pattern_checked\":%s,\"checked_bytes\":"
+		       "%" PRIu64 ",\"beats\":%" PRIu64 ",\"gaps\":%" PRIu64
+		       ",\"gap_beats\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"backward\":%" PRIu64
+		       ",\"first_seq_seen\":%" PRIu64 ",\"last_seq_seen\":%" PRIu64
+		       ",\"drops_after_end\":%" PRIu64 ",\"gaps_matched\":%" PRIu64
+		       ",\"gaps_unmatched\":%" PRIu64 ",\"events_unmatched\":%" PRIu64
+		       ",\"drops_match\":%s,\"problems\":%u,"
 		       "\"seconds\":%.6f,\"mbps\":%.3f,\"cpu_s\":%.6f,\"header\":",
 		       rc, rc ? "FAIL" : "PASS", r.pattern_checked ? "true" : "false",
 		       r.checked_bytes, r.chk.beats, r.chk.gaps, r.chk.gap_beats, r.chk.corrupt,
 		       r.chk.backward, r.chk.first_seen, r.chk.last_seen, r.drops_after_end,
 		       r.gaps_matched, r.gaps_unmatched, r.events_unmatched,
-		       r.drops_match ? "true" : "false", r.problems, r.seconds, mbps, r.cpu_ns / 1e9);
+		       r.drops_match ? "true" : "false", r.problems, r.seconds, mbps,
+		       r.cpu_ns / 1e9);
 		cli_json_recording(stdout, &r.rec);
 		printf("}\n");
 		return rc;

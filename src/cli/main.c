@@ -17,8 +17,9 @@ static const struct {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "nvtape %s: record a stream that cannot be stalled to NVMe storage, "
-		   "and prove nothing was lost\n\nUsage: nvtape COMMAND [options] ...\n\n",
+	fprintf(f,
+		"nvtape %s: record a stream that cannot be stalled to NVMe storage, "
+		"and prove nothing was lost\n\nUsage: nvtape COMMAND [options] ...\n\n",
 		NVT_VERSION);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);

@@ -295,10 +295,11 @@ int nvt_recording_open(const char *path, struct nvt_recording *rec, struct nvt_e
 	if (rec->complete) {
 		uint64_t end = rec->data_offset + rec->data_bytes;
 		if (rec->index_bytes && rec->index_offset < end) {
-			nvt_err_set(err, EPROTO,
-				    "%s: header places the index (%llu) inside the data (ends %llu)",
-				    path, (unsigned long long)rec->index_offset,
-				    (unsigned long long)end);
+			nvt_err_set(
+				err, EPROTO,
+				"%s: header places the index (%llu) inside the data (ends %llu)",
+				path, (unsigned long long)rec->index_offset,
+				(unsigned long long)end);
 			close(fd);
 			return -1;
 		}
@@ -367,7 +368,8 @@ int nvt_recording_read_index(int fd, const struct nvt_recording *rec, struct nvt
 	}
 	got = pread(fd, buf, rec->index_bytes, (off_t)rec->index_offset);
 	if (got != (ssize_t)rec->index_bytes) {
-		nvt_err_set(err, got < 0 ? errno : EPROTO, "cannot read the index (%llu bytes at %llu)",
+		nvt_err_set(err, got < 0 ? errno : EPROTO,
+			    "cannot read the index (%llu bytes at %llu)",
 			    (unsigned long long)rec->index_bytes,
 			    (unsigned long long)rec->index_offset);
 		free(buf);

@@ -3,7 +3,8 @@
 
 void nvt_pacer_init(struct nvt_pacer *p, uint64_t t0_ns, uint64_t rate_bps, uint64_t unit)
 {
-	unsigned __int128 q = (unsigned __int128)rate_bps * NVT_PACE_STEP_NS / (1000000000ull * unit);
+	unsigned __int128 q =
+		(unsigned __int128)rate_bps * NVT_PACE_STEP_NS / (1000000000ull * unit);
 
 	p->t0_ns = t0_ns;
 	p->rate_bps = rate_bps;

@@ -29,8 +29,12 @@ void nvt_checker_init(struct nvt_checker *c, uint64_t first_seq)
 static void report(struct nvt_checker *c, enum nvt_check_kind kind, uint64_t offset, uint64_t lo,
 		   uint64_t hi)
 {
-	struct nvt_check_event ev = {.kind = kind, .beat = c->beats, .offset = offset,
-				     .expected = c->expected, .lo = lo, .hi = hi,
+	struct nvt_check_event ev = {.kind = kind,
+				     .beat = c->beats,
+				     .offset = offset,
+				     .expected = c->expected,
+				     .lo = lo,
+				     .hi = hi,
 				     .missing = kind == NVT_CHK_GAP ? lo - c->expected : 0};
 	if (c->on_event)
 		c->on_event(c->arg, &ev);

@@ -16,8 +16,8 @@
 #include "sysutil.h"
 #include "target.h"
 
-#define TAG_SYNC (UINT64_MAX - 2)
-#define TAG_HDR  (UINT64_MAX - 3)
+#define TAG_SYNC    (UINT64_MAX - 2)
+#define TAG_HDR     (UINT64_MAX - 3)
 #define EXTEND_STEP (1ull << 30) /* open-ended recordings reserve space 1 GiB ahead */
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -42,7 +42,7 @@ void nvt_record_opts_default(struct nvt_record_opts *o)
 
 const char *nvt_stop_reason_name(enum nvt_stop_reason r)
 {
-	static const char *const names[] = {"limit", "eof", "signal", "io-error",
+	static const char *const names[] = {"limit",    "eof",   "signal",      "io-error",
 					    "no-space", "stall", "source-error"};
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "?";
 }
@@ -55,13 +55,13 @@ struct recorder {
 	struct nvt_source src;
 	const struct nvt_source_ops *sops;
 	struct nvt_recording rec;
-	void *hdr;              /* 4 KiB aligned: header image for synchronous writes */
-	void *ckpt_hdr;         /* 4 KiB aligned: header image for the async checkpoint write */
+	void *hdr;      /* 4 KiB aligned: header image for synchronous writes */
+	void *ckpt_hdr; /* 4 KiB aligned: header image for the async checkpoint write */
 	uint64_t *slot_off, *slot_len;
 	uint8_t *slot_done;
 	uint64_t issued, released, issue_off, written, durable;
 	uint64_t prealloc_end;
-	bool extend;            /* reserve ahead (size unknown) */
+	bool extend; /* reserve ahead (size unknown) */
 	bool failed, stopping;
 	enum nvt_stop_reason reason;
 	bool ckpt_busy;
@@ -152,10 +152,12 @@ static void issue_writes(struct recorder *r)
 	while (!r->failed && r->issued < head && r->eng.inflight < r->o->qd) {
 		unsigned slot = (unsigned)(r->issued % r->ring.nchunks);
 		uint64_t len = r->ring.fill[slot];
-		struct nvt_io io = {.dir = NVT_IO_WRITE, .buf = nvt_ring_chunk(&r->ring, r->issued),
+		struct nvt_io io = {.dir = NVT_IO_WRITE,
+				    .buf = nvt_ring_chunk(&r->ring, r->issued),
 				    .len = align_up(len, NVT_BLOCK),
 				    .offset = NVT_HEADER_SIZE + r->issue_off,
-				    .buf_index = (int)slot, .tag = r->issued};
+				    .buf_index = (int)slot,
+				    .tag = r->issued};
 		extend_ahead(r, io.offset + io.len);
 		if (r->eng.ops->queue(&r->eng, &io))
 			break;
@@ -213,8 +215,12 @@ static void checkpoint_start(struct recorder *r, uint64_t now)
 static void handle_ckpt(struct recorder *r, uint64_t tag, int64_t res)
 {
 	if (tag == TAG_SYNC) {
-		struct nvt_io io = {.dir = NVT_IO_WRITE, .buf = r->ckpt_hdr, .len = NVT_HEADER_SIZE,
-				    .offset = 0, .buf_index = -1, .tag = TAG_HDR};
+		struct nvt_io io = {.dir = NVT_IO_WRITE,
+				    .buf = r->ckpt_hdr,
+				    .len = NVT_HEADER_SIZE,
+				    .offset = 0,
+				    .buf_index = -1,
+				    .tag = TAG_HDR};
 		if (res < 0) {
 			fail(r, NVT_STOP_IO_ERROR, (int)-res, "fdatasync for the checkpoint: %s",
 			     strerror((int)-res));
@@ -261,8 +267,8 @@ static void run_loop(struct recorder *r)
 		if (r->eng.ops->submit(&r->eng) < 0 && !r->failed)
 			fail(r, NVT_STOP_IO_ERROR, EIO, "io_uring submit failed");
 		if (r->eng.inflight == 0 &&
-		    (r->failed || (atomic_load(&r->ring.closed) &&
-				   r->issued == nvt_ring_published(&r->ring))))
+		    (r->failed ||
+		     (atomic_load(&r->ring.closed) && r->issued == nvt_ring_published(&r->ring))))
 			break;
 		if (r->failed && drain_deadline && now > drain_deadline)
 			break; /* storage does not complete: give up the drain */
@@ -343,7 +349,8 @@ static int finalize(struct recorder *r, struct nvt_err *err)
 		if (grown) {
 			ev = grown;
 			ev[kept++] = (struct nvt_drop_event){
-				.data_offset = r->written, .beats = after,
+				.data_offset = r->written,
+				.beats = after,
 				.time_ns = nvt_mono_ns() - atomic_load(&r->src.t0_mono)};
 		}
 		total += after;
@@ -359,8 +366,8 @@ static int finalize(struct recorder *r, struct nvt_err *err)
 	end = NVT_HEADER_SIZE + r->written;
 	rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end, err);
 	if (!rc && (kept || stuck) && r->o->format == NVT_FMT_NVTAPE) {
-		size_t cap = align_up(sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
-					      kept * sizeof(*ev),
+		size_t cap = align_up(sizeof(struct nvt_index_header) +
+					      sizeof(struct nvt_index_record) + kept * sizeof(*ev),
 				      NVT_BLOCK);
 		void *buf = NULL;
 		uint64_t used;
@@ -369,15 +376,16 @@ static int finalize(struct recorder *r, struct nvt_err *err)
 		if (posix_memalign(&buf, NVT_BLOCK, cap) == 0) {
 			long padded = nvt_index_encode(ev, kept, buf, cap, &used, &crc);
 			struct nvt_err ierr = {0};
-			if (padded > 0 &&
-			    r->eng.ops->write_sync(&r->eng, buf, (uint64_t)padded, off, &ierr) == 0) {
+			if (padded > 0 && r->eng.ops->write_sync(&r->eng, buf, (uint64_t)padded,
+								 off, &ierr) == 0) {
 				r->rec.index_offset = off;
 				r->rec.index_bytes = used;
 				r->rec.index_crc = crc;
 				end = off + used;
 			} else {
-				notice(r, "the drop index could not be written (%s); the header still "
-					  "counts %llu drops",
+				notice(r,
+				       "the drop index could not be written (%s); the header still "
+				       "counts %llu drops",
 				       ierr.msg, (unsigned long long)r->rec.drop_count);
 			}
 			free(buf);
@@ -385,8 +393,9 @@ static int finalize(struct recorder *r, struct nvt_err *err)
 		rc = r->eng.ops->truncate(&r->eng, end, err);
 	}
 	if (stuck)
-		notice(r, "%u writes never completed: the header accounts for the %llu bytes written "
-			  "before them",
+		notice(r,
+		       "%u writes never completed: the header accounts for the %llu bytes written "
+		       "before them",
 		       r->eng.inflight, (unsigned long long)r->written);
 	free(ev);
 	r->rec.flags |= NVT_FLAG_COMPLETE;
@@ -412,7 +421,8 @@ static int check_opts(const struct nvt_record_opts *o, const struct nvt_source_o
 			    nvt_engine_names());
 		return -EINVAL;
 	}
-	if (o->chunk_bytes < NVT_BLOCK || o->chunk_bytes % NVT_BLOCK || o->chunk_bytes > (1u << 30)) {
+	if (o->chunk_bytes < NVT_BLOCK || o->chunk_bytes % NVT_BLOCK ||
+	    o->chunk_bytes > (1u << 30)) {
 		nvt_err_set(err, EINVAL, "--chunk must be a multiple of 4 KiB between 4K and 1G");
 		return -EINVAL;
 	}
@@ -463,7 +473,7 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		reserve = NVT_HEADER_SIZE + size;
 	else if (o->rate_bps && o->duration_ns)
 		reserve = NVT_HEADER_SIZE + align_up((uint64_t)((unsigned __int128)o->rate_bps *
-								 o->duration_ns / 1000000000ull),
+								o->duration_ns / 1000000000ull),
 						     NVT_BLOCK);
 	if (use_file && nvt_target_check_output(o->path, size ? reserve : 0, err))
 		return NVT_EXIT_RUNTIME;
@@ -487,8 +497,8 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 			struct nvt_err rerr = {0};
 			int rc = r.eng.ops->reserve(&r.eng, reserve, &rerr);
 			if (rc == -ENOSPC && size) {
-				nvt_err_set(err, ENOSPC, "%s: %s; free space or lower --size", o->path,
-					    rerr.msg);
+				nvt_err_set(err, ENOSPC, "%s: %s; free space or lower --size",
+					    o->path, rerr.msg);
 				r.eng.ops->truncate(&r.eng, 0, &rerr);
 				goto out_unlink;
 			}

@@ -16,9 +16,9 @@
 struct rstate {
 	struct nvt_recording *rec;
 	struct nvt_checker chk;
-	uint64_t limit;          /* data bytes vouched for (checkpoint) */
-	uint64_t valid;          /* data bytes accepted so far */
-	uint64_t last_nonzero;   /* end of the last non-zero block (fdrec) */
+	uint64_t limit;        /* data bytes vouched for (checkpoint) */
+	uint64_t valid;        /* data bytes accepted so far */
+	uint64_t last_nonzero; /* end of the last non-zero block (fdrec) */
 	bool strict_done;
 	struct nvt_drop_event *ev;
 	uint64_t nev, cap;
@@ -49,8 +49,8 @@ static void on_gap(void *arg, const struct nvt_check_event *e)
 		s->ev = n;
 		s->cap = cap;
 	}
-	s->ev[s->nev++] = (struct nvt_drop_event){
-		.data_offset = e->offset - s->rec->data_offset, .beats = e->missing};
+	s->ev[s->nev++] = (struct nvt_drop_event){.data_offset = e->offset - s->rec->data_offset,
+						  .beats = e->missing};
 }
 
 static bool block_continues(const uint64_t *p, uint64_t e)
@@ -143,11 +143,16 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	s.chk.arg = &s;
 	nvt_checker_init(&s.chk, rec->first_seq);
 	if (rec->source_kind == NVT_SRC_TPG || rec->format == NVT_FMT_FDREC) {
-		struct nvt_scan_opts so = {.path = o->path, .offset = rec->data_offset,
+		struct nvt_scan_opts so = {.path = o->path,
+					   .offset = rec->data_offset,
 					   .len = data_avail - data_avail % 4096,
-					   .chunk_bytes = o->chunk_bytes, .chunks = o->chunks,
-					   .qd = o->qd, .on_chunk = on_chunk, .progress = o->progress,
-					   .notice = o->notice, .arg = &s};
+					   .chunk_bytes = o->chunk_bytes,
+					   .chunks = o->chunks,
+					   .qd = o->qd,
+					   .on_chunk = on_chunk,
+					   .progress = o->progress,
+					   .notice = o->notice,
+					   .arg = &s};
 		if (so.len && nvt_scan(&so, &ss, &res->err)) {
 			free(s.ev);
 			return NVT_EXIT_RUNTIME;

@@ -36,10 +36,11 @@ int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct
 	memset(r, 0, sizeof(*r));
 	r->prod_efd = r->cons_efd = -1;
 	if (n < 2 || chunk_bytes < 4096 || chunk_bytes % 4096 || chunk_bytes > (1u << 30)) {
-		nvt_err_set(err, EINVAL,
-			    "ring of %u x %llu bytes: need at least 2 chunks of a multiple of 4 KiB, "
-			    "at most 1 GiB each",
-			    n, (unsigned long long)chunk_bytes);
+		nvt_err_set(
+			err, EINVAL,
+			"ring of %u x %llu bytes: need at least 2 chunks of a multiple of 4 KiB, "
+			"at most 1 GiB each",
+			n, (unsigned long long)chunk_bytes);
 		return -EINVAL;
 	}
 	len = (size_t)n * chunk_bytes;
@@ -52,10 +53,12 @@ int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct
 		r->hugetlb = true;
 	} else {
 		uint64_t free_pages = nvt_hugepages_free();
-		r->mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		r->mem =
+			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r->mem == MAP_FAILED) {
 			r->mem = NULL;
-			nvt_err_set(err, ENOMEM, "cannot map a %zu MiB ring: %s (lower --chunks or --chunk)",
+			nvt_err_set(err, ENOMEM,
+				    "cannot map a %zu MiB ring: %s (lower --chunks or --chunk)",
 				    len >> 20, strerror(errno));
 			return -ENOMEM;
 		}

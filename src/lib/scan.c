@@ -21,9 +21,9 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 	bool stop = false;
 
 	memset(st, 0, sizeof(*st));
-	if (nvt_ring_create(&mem, (unsigned)(nchunks < o->chunks ? (nchunks < 2 ? 2 : nchunks)
-								 : o->chunks),
-			    o->chunk_bytes, err))
+	if (nvt_ring_create(
+		    &mem, (unsigned)(nchunks < o->chunks ? (nchunks < 2 ? 2 : nchunks) : o->chunks),
+		    o->chunk_bytes, err))
 		return -ENOMEM;
 	if (mem.notice[0] && o->notice)
 		o->notice(mem.notice, o->arg);
@@ -46,11 +46,14 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		while (!stop && issued < nchunks && issued - delivered < mem.nchunks &&
 		       eng.inflight < ep.qd) {
 			uint64_t pos = issued * o->chunk_bytes;
-			uint64_t len = o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
-			struct nvt_io io = {.dir = NVT_IO_READ, .buf = nvt_ring_chunk(&mem, issued),
+			uint64_t len =
+				o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
+			struct nvt_io io = {.dir = NVT_IO_READ,
+					    .buf = nvt_ring_chunk(&mem, issued),
 					    .len = (len + 4095) / 4096 * 4096,
 					    .offset = o->offset + pos,
-					    .buf_index = (int)(issued % mem.nchunks), .tag = issued};
+					    .buf_index = (int)(issued % mem.nchunks),
+					    .tag = issued};
 			if (eng.ops->queue(&eng, &io))
 				break;
 			issued++;
@@ -63,9 +66,11 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		/* deliver what is complete, in order */
 		while (!stop && delivered < issued && done[delivered % mem.nchunks]) {
 			uint64_t pos = delivered * o->chunk_bytes;
-			uint64_t len = o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
+			uint64_t len =
+				o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
 			done[delivered % mem.nchunks] = 0;
-			if (o->on_chunk(o->arg, nvt_ring_chunk(&mem, delivered), len, o->offset + pos))
+			if (o->on_chunk(o->arg, nvt_ring_chunk(&mem, delivered), len,
+					o->offset + pos))
 				stop = true;
 			st->bytes += len;
 			delivered++;
@@ -84,14 +89,17 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		}
 		for (int i = 0; i < n && !rc; i++) {
 			uint64_t k = d[i].tag, pos = k * o->chunk_bytes;
-			uint64_t need = o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
+			uint64_t need =
+				o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
 			if (d[i].res < (int64_t)need) {
-				nvt_err_set(err, d[i].res < 0 ? (int)-d[i].res : EIO,
-					    "read of %llu bytes at offset %llu: %s",
-					    (unsigned long long)need,
-					    (unsigned long long)(o->offset + pos),
-					    d[i].res < 0 ? strerror((int)-d[i].res)
-							 : "short read (file shorter than its header says)");
+				nvt_err_set(
+					err, d[i].res < 0 ? (int)-d[i].res : EIO,
+					"read of %llu bytes at offset %llu: %s",
+					(unsigned long long)need,
+					(unsigned long long)(o->offset + pos),
+					d[i].res < 0
+						? strerror((int)-d[i].res)
+						: "short read (file shorter than its header says)");
 				rc = -EIO;
 				break;
 			}

@@ -9,8 +9,8 @@
 
 struct nvt_scan_opts {
 	const char *path;
-	uint64_t offset;        /* 4096-aligned start */
-	uint64_t len;           /* bytes to deliver */
+	uint64_t offset; /* 4096-aligned start */
+	uint64_t len;    /* bytes to deliver */
 	uint64_t chunk_bytes;
 	unsigned chunks;
 	unsigned qd;

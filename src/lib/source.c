@@ -38,8 +38,8 @@ bool nvt_src_limit_reached(const struct nvt_source *s, uint64_t now_mono)
 static void add_event(struct nvt_source *s, uint64_t offset, uint64_t beats)
 {
 	uint64_t t0 = atomic_load(&s->t0_mono);
-	struct nvt_drop_event ev = {.data_offset = offset, .beats = beats,
-				    .time_ns = t0 ? nvt_mono_ns() - t0 : 0};
+	struct nvt_drop_event ev = {
+		.data_offset = offset, .beats = beats, .time_ns = t0 ? nvt_mono_ns() - t0 : 0};
 
 	pthread_mutex_lock(&s->ev_lock);
 	if (s->nev == s->ev_cap) {
@@ -63,7 +63,8 @@ bool nvt_src_take_chunk(struct nvt_source *s)
 		return true;
 	if (!nvt_ring_can_produce(s->ring))
 		return false;
-	s->cur = nvt_ring_chunk(s->ring, atomic_load_explicit(&s->ring->head, memory_order_relaxed));
+	s->cur =
+		nvt_ring_chunk(s->ring, atomic_load_explicit(&s->ring->head, memory_order_relaxed));
 	s->cur_fill = 0;
 	if (s->pending_drop) {
 		add_event(s, atomic_load(&s->published_bytes), s->pending_drop);

@@ -91,8 +91,8 @@ static int tpg_run_paced(struct nvt_source *s)
 {
 	struct nvt_pacer pc;
 	uint64_t seq = s->p.first_seq, emitted = 0, max_due = UINT64_MAX;
-	uint64_t long_step = (uint64_t)((unsigned __int128)s->p.rate_bps * NVT_PACE_MAX_NS /
-					1000000000ull / 16);
+	uint64_t long_step =
+		(uint64_t)((unsigned __int128)s->p.rate_bps * NVT_PACE_MAX_NS / 1000000000ull / 16);
 
 	nvt_src_mark_start(s);
 	nvt_pacer_init(&pc, atomic_load(&s->t0_mono), s->p.rate_bps, 16);

@@ -41,8 +41,9 @@ int nvt_fd_size(int fd, uint64_t *size, struct nvt_err *err)
 		return -EISDIR;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		nvt_err_set(err, EINVAL, "not a regular file or block device (a pipe, socket or "
-					 "character device)");
+		nvt_err_set(err, EINVAL,
+			    "not a regular file or block device (a pipe, socket or "
+			    "character device)");
 		return -EINVAL;
 	}
 	*size = (uint64_t)st.st_size;

@@ -59,9 +59,10 @@ int nvt_target_check_output(const char *path, uint64_t need_bytes, struct nvt_er
 	if (stat(path, &st) == 0) {
 		char mnt[1024];
 		if (S_ISDIR(st.st_mode)) {
-			nvt_err_set(err, EISDIR,
-				    "%s is a directory: give a file name inside it, e.g. %s/rec.nvt",
-				    path, path);
+			nvt_err_set(
+				err, EISDIR,
+				"%s is a directory: give a file name inside it, e.g. %s/rec.nvt",
+				path, path);
 			return -EISDIR;
 		}
 		if (S_ISBLK(st.st_mode)) {
@@ -80,8 +81,8 @@ int nvt_target_check_output(const char *path, uint64_t need_bytes, struct nvt_er
 			return -EOPNOTSUPP;
 		}
 		if (!S_ISREG(st.st_mode)) {
-			nvt_err_set(err, EINVAL, "%s is not a regular file (a device, pipe or socket)",
-				    path);
+			nvt_err_set(err, EINVAL,
+				    "%s is not a regular file (a device, pipe or socket)", path);
 			return -EINVAL;
 		}
 	}
@@ -98,10 +99,11 @@ int nvt_target_check_output(const char *path, uint64_t need_bytes, struct nvt_er
 		if (stat(path, &st) == 0)
 			avail += (uint64_t)st.st_blocks * 512; /* it will be truncated */
 		if (avail < need_bytes) {
-			nvt_err_set(err, ENOSPC,
-				    "not enough free space for %s: need %llu bytes, %llu available; "
-				    "free space or lower --size",
-				    path, (unsigned long long)need_bytes, (unsigned long long)avail);
+			nvt_err_set(
+				err, ENOSPC,
+				"not enough free space for %s: need %llu bytes, %llu available; "
+				"free space or lower --size",
+				path, (unsigned long long)need_bytes, (unsigned long long)avail);
 			return -ENOSPC;
 		}
 	}

@@ -84,10 +84,16 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 
 	res->pattern_checked = rec->source_kind == NVT_SRC_TPG;
 	if (res->pattern_checked && rec->valid_bytes) {
-		struct nvt_scan_opts so = {.path = o->path, .offset = rec->data_offset,
-					   .len = rec->valid_bytes, .chunk_bytes = o->chunk_bytes,
-					   .chunks = o->chunks, .qd = o->qd, .on_chunk = on_chunk,
-					   .progress = o->progress, .notice = o->notice, .arg = &v};
+		struct nvt_scan_opts so = {.path = o->path,
+					   .offset = rec->data_offset,
+					   .len = rec->valid_bytes,
+					   .chunk_bytes = o->chunk_bytes,
+					   .chunks = o->chunks,
+					   .qd = o->qd,
+					   .on_chunk = on_chunk,
+					   .progress = o->progress,
+					   .notice = o->notice,
+					   .arg = &v};
 		struct nvt_scan_stats ss;
 		res->chk.on_event = on_check;
 		res->chk.arg = &v;
@@ -115,9 +121,9 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 			res->drops_match = rec->format == NVT_FMT_FDREC ||
 					   res->chk.gap_beats <= rec->drop_count;
 		else if (rec->format == NVT_FMT_NVTAPE)
-			res->drops_match = res->chk.gap_beats + res->drops_after_end ==
-						   rec->drop_count &&
-					   !res->gaps_unmatched && !res->events_unmatched;
+			res->drops_match =
+				res->chk.gap_beats + res->drops_after_end == rec->drop_count &&
+				!res->gaps_unmatched && !res->events_unmatched;
 		else /* fdrec counts drops after the last beat too, without telling them apart */
 			res->drops_match = res->chk.gap_beats <= rec->drop_count;
 		if (!res->drops_match)

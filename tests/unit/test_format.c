@@ -114,8 +114,8 @@ static void test_fdrec_roundtrip(void **state)
 
 static void test_index_roundtrip(void **state)
 {
-	struct nvt_drop_event ev[3] = {{8388608, 4096, 1000}, {16777216, 10, 2000},
-				       {33554432, 1, 3000}};
+	struct nvt_drop_event ev[3] = {
+		{8388608, 4096, 1000}, {16777216, 10, 2000}, {33554432, 1, 3000}};
 	struct nvt_drop_event *out;
 	uint64_t n, used;
 	uint32_t crc;
@@ -140,8 +140,8 @@ static void test_index_skips_unknown_records(void **state)
 	uint8_t buf[256] = {0};
 	struct nvt_index_header ih = {.version = 2, .record_count = 2};
 	struct nvt_index_record unk = {.type = 99, .entry_bytes = 8, .payload_bytes = 16};
-	struct nvt_index_record drops = {.type = NVT_IDX_DROPS, .entry_bytes = 32,
-					 .payload_bytes = 32};
+	struct nvt_index_record drops = {
+		.type = NVT_IDX_DROPS, .entry_bytes = 32, .payload_bytes = 32};
 	uint64_t entry[4] = {4096, 7, 5, 0xffff}; /* a grown entry: 8 extra bytes */
 	struct nvt_drop_event *out;
 	uint64_t n;

@@ -12,7 +12,7 @@
 #include "nvtape/ring.h"
 
 #define CHUNKS 4
-#define TOTAL 20000
+#define TOTAL  20000
 
 static void test_full_and_release(void **state)
 {
