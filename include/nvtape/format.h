@@ -18,11 +18,12 @@
 #define NVT_INDEX_MAGIC    "NVTINDEX"
 #define NVT_INDEX_VERSION  1u
 
-/* header.flags */
-#define NVT_FLAG_COMPLETE   (1u << 0) /* rewritten at stop: data_bytes and the index are final */
-#define NVT_FLAG_RECOVERED  (1u << 1) /* finalized by `nvtape recover` after the writer died */
-#define NVT_FLAG_STOP_ERROR (1u << 2) /* recording ended early on an error (I/O, no space, stall)  \
-				       */
+/* header.flags: COMPLETE = rewritten at stop, data_bytes and index final; RECOVERED = finalized
+ * by `nvtape recover` after the writer died; STOP_ERROR = ended early on an error (I/O, no
+ * space, stall) */
+#define NVT_FLAG_COMPLETE   (1u << 0)
+#define NVT_FLAG_RECOVERED  (1u << 1)
+#define NVT_FLAG_STOP_ERROR (1u << 2)
 
 /* header.source_kind */
 enum nvt_source_kind {
