@@ -1,7 +1,13 @@
-/* Test-pattern generation and checking. The checker's fast path compares whole 4 KiB blocks
- * with a branch-free loop the compiler vectorizes; only a block with a mismatch is walked
- * beat by beat. */
+/* Test-pattern generation and checking. The generator writes with non-temporal stores on
+ * x86-64: the chunk goes to a drive by DMA, so filling the CPU cache with it (and reading every
+ * line for ownership first) only halves the fill rate. The checker's fast path compares whole
+ * 4 KiB blocks with a branch-free loop the compiler vectorizes; only a block with a mismatch is
+ * walked beat by beat. */
+#include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "nvtape/pattern.h"
 
@@ -9,6 +15,31 @@ void nvt_pattern_fill(void *buf, uint64_t seq, uint64_t beats)
 {
 	uint64_t *p = buf;
 
+#if defined(__x86_64__)
+	if (beats >= 64 && ((uintptr_t)buf & 15) == 0) {
+		/* one beat is one 128-bit lane pair {seq, ~seq}; the next is {seq + 1, ~seq - 1} */
+		__m128i v = _mm_set_epi64x((long long)~seq, (long long)seq);
+		const __m128i inc = _mm_set_epi64x(-1, 1), inc4 = _mm_set_epi64x(-4, 4);
+		__m128i v1 = _mm_add_epi64(v, inc), v2 = _mm_add_epi64(v1, inc);
+		__m128i v3 = _mm_add_epi64(v2, inc);
+		__m128i *q = buf;
+		uint64_t i = 0;
+		for (; i + 4 <= beats; i += 4) {
+			_mm_stream_si128(q + i, v);
+			_mm_stream_si128(q + i + 1, v1);
+			_mm_stream_si128(q + i + 2, v2);
+			_mm_stream_si128(q + i + 3, v3);
+			v = _mm_add_epi64(v, inc4);
+			v1 = _mm_add_epi64(v1, inc4);
+			v2 = _mm_add_epi64(v2, inc4);
+			v3 = _mm_add_epi64(v3, inc4);
+		}
+		_mm_sfence(); /* streamed stores are visible before the chunk is published */
+		p += 2 * i;
+		seq += i;
+		beats -= i;
+	}
+#endif
 	for (uint64_t i = 0; i < beats; i++) {
 		p[2 * i] = seq + i;
 		p[2 * i + 1] = ~(seq + i);

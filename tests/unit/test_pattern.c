@@ -75,11 +75,32 @@ static void test_gap_corrupt_backward(void **state)
 	free(buf);
 }
 
+/* the vector fill must equal the definition for every length, alignment and seq (also across
+ * the 64-bit wrap) */
+static void test_fill_matches_definition(void **state)
+{
+	uint64_t *buf = aligned_alloc(64, 300 * 16 + 64);
+	const uint64_t seqs[] = {0, 12345, UINT64_MAX - 150};
+	(void)state;
+	for (unsigned si = 0; si < 3; si++)
+		for (unsigned off = 0; off < 2; off++)
+			for (uint64_t n = 0; n <= 300; n++) {
+				uint64_t *p = buf + 2 * off;
+				nvt_pattern_fill(p, seqs[si], n);
+				for (uint64_t i = 0; i < n; i++) {
+					assert_int_equal(p[2 * i], seqs[si] + i);
+					assert_int_equal(p[2 * i + 1], ~(seqs[si] + i));
+				}
+			}
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_gap_corrupt_backward),
+		cmocka_unit_test(test_fill_matches_definition),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
