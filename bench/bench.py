@@ -59,6 +59,7 @@ def main():
                 bw, cpu = fio("write", ff, a)
                 m["fw"].append(bw); m["fwc"].append(cpu / gb)
                 os.unlink(ff)
+                os.sync()  # let the filesystem free it before the next writer reserves space
             def nvt_record():
                 if os.path.exists(nf):
                     os.unlink(nf)

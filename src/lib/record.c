@@ -273,9 +273,17 @@ static void run_loop(struct recorder *r)
 		if (r->failed && drain_deadline && now > drain_deadline)
 			break; /* storage does not complete: give up the drain */
 
-		int64_t wait = 100000000;
-		if (o->stats_ns && next_stats > now && (int64_t)(next_stats - now) < wait)
-			wait = (int64_t)(next_stats - now);
+		/* sleep until a completion, a published chunk, a signal, or the next timed duty */
+		uint64_t wake = now + 1000000000ull;
+		if (o->stats_ns && next_stats < wake)
+			wake = next_stats;
+		if (!r->ckpt_busy && r->written > r->durable && r->ckpt_last + o->checkpoint_ns < wake)
+			wake = r->ckpt_last + o->checkpoint_ns;
+		if (!r->failed && t_progress + o->timeout_ns + 1000000 < wake)
+			wake = t_progress + o->timeout_ns + 1000000;
+		if (drain_deadline && drain_deadline < wake)
+			wake = drain_deadline;
+		int64_t wait = wake > now + 1000000 ? (int64_t)(wake - now) : 1000000;
 		int n = r->eng.ops->reap(&r->eng, done, 64, wait);
 		if (n < 0 && !r->failed)
 			fail(r, NVT_STOP_IO_ERROR, -n, "waiting for completions: %s", strerror(-n));

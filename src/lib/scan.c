@@ -9,113 +9,136 @@
 #include "scan.h"
 #include "sysutil.h"
 
-int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nvt_err *err)
-{
+#define NVT_SCAN_STALL_NS 30000000000ull
+
+struct scanner {
+	const struct nvt_scan_opts *o;
+	struct nvt_scan_stats *st;
 	struct nvt_ring mem;
 	struct nvt_engine eng;
-	struct nvt_engine_params ep = {0};
-	uint64_t nchunks = (o->len + o->chunk_bytes - 1) / o->chunk_bytes;
-	uint64_t issued = 0, delivered = 0, t0 = nvt_mono_ns(), c0 = nvt_thread_cpu_ns();
+	unsigned qd;
+	uint64_t nchunks, issued, delivered;
 	uint8_t *done;
+};
+
+static uint64_t chunk_len(const struct scanner *s, uint64_t k)
+{
+	uint64_t pos = k * s->o->chunk_bytes;
+	return s->o->len - pos < s->o->chunk_bytes ? s->o->len - pos : s->o->chunk_bytes;
+}
+
+/* Keep qd reads in flight, as far as free buffers allow. */
+static void issue_reads(struct scanner *s)
+{
+	while (s->issued < s->nchunks && s->issued - s->delivered < s->mem.nchunks &&
+	       s->eng.inflight < s->qd) {
+		struct nvt_io io = {.dir = NVT_IO_READ,
+				    .buf = nvt_ring_chunk(&s->mem, s->issued),
+				    .len = (chunk_len(s, s->issued) + 4095) / 4096 * 4096,
+				    .offset = s->o->offset + s->issued * s->o->chunk_bytes,
+				    .buf_index = (int)(s->issued % s->mem.nchunks),
+				    .tag = s->issued};
+		if (s->eng.ops->queue(&s->eng, &io))
+			break;
+		s->issued++;
+		if (s->eng.inflight > s->st->max_inflight)
+			s->st->max_inflight = s->eng.inflight;
+	}
+	s->eng.ops->submit(&s->eng);
+}
+
+int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nvt_err *err)
+{
+	struct scanner s = {.o = o, .st = st};
+	struct nvt_engine_params ep = {0};
+	uint64_t t0 = nvt_mono_ns(), c0 = nvt_thread_cpu_ns();
 	int rc = 0;
 	bool stop = false;
 
 	memset(st, 0, sizeof(*st));
+	s.nchunks = (o->len + o->chunk_bytes - 1) / o->chunk_bytes;
 	if (nvt_ring_create(
-		    &mem, (unsigned)(nchunks < o->chunks ? (nchunks < 2 ? 2 : nchunks) : o->chunks),
+		    &s.mem,
+		    (unsigned)(s.nchunks < o->chunks ? (s.nchunks < 2 ? 2 : s.nchunks) : o->chunks),
 		    o->chunk_bytes, err))
 		return -ENOMEM;
-	if (mem.notice[0] && o->notice)
-		o->notice(mem.notice, o->arg);
+	if (s.mem.notice[0] && o->notice)
+		o->notice(s.mem.notice, o->arg);
+	s.qd = o->qd < s.mem.nchunks ? o->qd : s.mem.nchunks;
 	ep.path = o->path;
-	ep.qd = o->qd < mem.nchunks ? o->qd : mem.nchunks;
-	ep.bufs = mem.mem;
+	ep.qd = s.qd;
+	ep.bufs = s.mem.mem;
 	ep.buf_bytes = o->chunk_bytes;
-	ep.nbufs = mem.nchunks;
+	ep.nbufs = s.mem.nchunks;
 	ep.wake_fd = -1;
-	done = calloc(mem.nchunks, 1);
-	if (!done || nvt_engine_open(&eng, "file", &ep, err)) {
-		if (!done)
+	s.done = calloc(s.mem.nchunks, 1);
+	if (!s.done || nvt_engine_open(&s.eng, "file", &ep, err)) {
+		if (!s.done)
 			nvt_err_set(err, ENOMEM, "out of memory");
-		nvt_engine_close(&eng);
-		nvt_ring_destroy(&mem);
-		free(done);
+		nvt_engine_close(&s.eng);
+		nvt_ring_destroy(&s.mem);
+		free(s.done);
 		return -EIO;
 	}
-	while (delivered < nchunks && !rc) {
-		while (!stop && issued < nchunks && issued - delivered < mem.nchunks &&
-		       eng.inflight < ep.qd) {
-			uint64_t pos = issued * o->chunk_bytes;
-			uint64_t len =
-				o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
-			struct nvt_io io = {.dir = NVT_IO_READ,
-					    .buf = nvt_ring_chunk(&mem, issued),
-					    .len = (len + 4095) / 4096 * 4096,
-					    .offset = o->offset + pos,
-					    .buf_index = (int)(issued % mem.nchunks),
-					    .tag = issued};
-			if (eng.ops->queue(&eng, &io))
-				break;
-			issued++;
-			if (eng.inflight > st->max_inflight)
-				st->max_inflight = eng.inflight;
-		}
-		if (stop && eng.inflight == 0)
-			break;
-		eng.ops->submit(&eng);
-		/* deliver what is complete, in order */
-		while (!stop && delivered < issued && done[delivered % mem.nchunks]) {
-			uint64_t pos = delivered * o->chunk_bytes;
-			uint64_t len =
-				o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
-			done[delivered % mem.nchunks] = 0;
-			if (o->on_chunk(o->arg, nvt_ring_chunk(&mem, delivered), len,
-					o->offset + pos))
-				stop = true;
-			st->bytes += len;
-			delivered++;
-			if (o->progress)
-				o->progress(st->bytes, o->len, o->arg);
-		}
-		if (stop && eng.inflight == 0)
-			break;
-		if (delivered == nchunks)
-			break;
+	issue_reads(&s);
+	uint64_t t_progress = nvt_mono_ns();
+	while (!stop && !rc && s.delivered < s.nchunks) {
 		struct nvt_io_done d[64];
-		int n = eng.ops->reap(&eng, d, 64, 1000000000);
+		int n = s.eng.ops->reap(&s.eng, d, 64, 1000000000);
 		if (n < 0) {
 			nvt_err_set(err, -n, "waiting for reads: %s", strerror(-n));
 			rc = n;
+		} else if (n > 0) {
+			t_progress = nvt_mono_ns();
+		} else if (nvt_mono_ns() - t_progress > NVT_SCAN_STALL_NS) {
+			nvt_err_set(err, ETIMEDOUT,
+				    "reading stalled: no read of %s completed for %.0f s (%u in "
+				    "flight; drive hung?)",
+				    o->path, NVT_SCAN_STALL_NS / 1e9, s.eng.inflight);
+			rc = -ETIMEDOUT;
 		}
 		for (int i = 0; i < n && !rc; i++) {
-			uint64_t k = d[i].tag, pos = k * o->chunk_bytes;
-			uint64_t need =
-				o->len - pos < o->chunk_bytes ? o->len - pos : o->chunk_bytes;
+			uint64_t k = d[i].tag, need = chunk_len(&s, k);
 			if (d[i].res < (int64_t)need) {
 				nvt_err_set(
 					err, d[i].res < 0 ? (int)-d[i].res : EIO,
 					"read of %llu bytes at offset %llu: %s",
 					(unsigned long long)need,
-					(unsigned long long)(o->offset + pos),
+					(unsigned long long)(o->offset + k * o->chunk_bytes),
 					d[i].res < 0
 						? strerror((int)-d[i].res)
 						: "short read (file shorter than its header says)");
 				rc = -EIO;
 				break;
 			}
-			done[k % mem.nchunks] = 1;
+			s.done[k % s.mem.nchunks] = 1;
+		}
+		/* deliver in order; each delivered buffer goes straight back to the drive */
+		while (!rc && !stop && s.delivered < s.issued &&
+		       s.done[s.delivered % s.mem.nchunks]) {
+			uint64_t len = chunk_len(&s, s.delivered);
+			s.done[s.delivered % s.mem.nchunks] = 0;
+			if (o->on_chunk(o->arg, nvt_ring_chunk(&s.mem, s.delivered), len,
+					o->offset + s.delivered * o->chunk_bytes))
+				stop = true;
+			st->bytes += len;
+			s.delivered++;
+			if (o->progress)
+				o->progress(st->bytes, o->len, o->arg);
+			if (!stop)
+				issue_reads(&s);
 		}
 	}
-	/* let reads still in flight land before the memory goes away */
-	while (eng.inflight) {
+	/* let reads still in flight land before the memory goes away (not after a stall) */
+	while (s.eng.inflight && rc != -ETIMEDOUT) {
 		struct nvt_io_done d[64];
-		if (eng.ops->reap(&eng, d, 64, 1000000000) < 0)
+		if (s.eng.ops->reap(&s.eng, d, 64, 1000000000) < 0)
 			break;
 	}
 	st->seconds = (nvt_mono_ns() - t0) / 1e9;
 	st->io_cpu_ns = nvt_thread_cpu_ns() - c0;
-	nvt_engine_close(&eng);
-	nvt_ring_destroy(&mem);
-	free(done);
+	nvt_engine_close(&s.eng);
+	nvt_ring_destroy(&s.mem);
+	free(s.done);
 	return rc;
 }
