@@ -21,6 +21,7 @@ struct nvt_ring {
 	bool locked;           /* fallback memory is mlock()ed */
 	char notice[256];      /* said once when the fallback was used ("" otherwise) */
 	uint32_t *fill;        /* valid bytes per chunk, written before publish */
+	uint32_t *flags;       /* per-chunk flags for the consumer, written before publish */
 	_Atomic uint64_t head; /* chunks published by the producer */
 	_Atomic uint64_t tail; /* chunks released by the consumer */
 	_Atomic uint64_t hwm;  /* highest head - tail observed */
@@ -50,6 +51,7 @@ static inline uint64_t nvt_ring_fill(struct nvt_ring *r)
 bool nvt_ring_can_produce(struct nvt_ring *r);              /* chunk `head` is free */
 int nvt_ring_wait_free(struct nvt_ring *r, int timeout_ms); /* 0 free, -ETIME, -ECANCELED */
 void nvt_ring_publish(struct nvt_ring *r, uint32_t bytes);
+void nvt_ring_publish_flags(struct nvt_ring *r, uint32_t bytes, uint32_t flags);
 void nvt_ring_close(struct nvt_ring *r);
 
 /* Consumer side. */

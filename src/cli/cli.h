@@ -38,5 +38,6 @@ int cmd_record(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
+int cmd_play(int argc, char **argv);
 
 #endif

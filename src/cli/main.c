@@ -10,6 +10,7 @@ static const struct {
 	const char *what;
 } cmds[] = {
 	{"record", cmd_record, "record a stream (test pattern or stdin) to a file"},
+	{"play", cmd_play, "play a recording into a checker, a pipe or nothing at a rate"},
 	{"verify", cmd_verify, "check every beat of a recording, its gaps and drop index"},
 	{"info", cmd_info, "print the header and drop index (--json)"},
 	{"recover", cmd_recover, "finalize a recording whose writer died"},

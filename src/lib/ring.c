@@ -75,9 +75,10 @@ int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct
 	r->chunk_bytes = chunk_bytes;
 	r->nchunks = n;
 	r->fill = calloc(n, sizeof(*r->fill));
+	r->flags = calloc(n, sizeof(*r->flags));
 	r->prod_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->cons_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!r->fill || r->prod_efd < 0 || r->cons_efd < 0) {
+	if (!r->fill || !r->flags || r->prod_efd < 0 || r->cons_efd < 0) {
 		nvt_err_set(err, errno ? errno : ENOMEM, "ring setup: %s", strerror(errno));
 		nvt_ring_destroy(r);
 		return -ENOMEM;
@@ -94,6 +95,7 @@ void nvt_ring_destroy(struct nvt_ring *r)
 	if (r->cons_efd >= 0)
 		close(r->cons_efd);
 	free(r->fill);
+	free(r->flags);
 	memset(r, 0, sizeof(*r));
 	r->prod_efd = r->cons_efd = -1;
 }
@@ -129,10 +131,16 @@ int nvt_ring_wait_free(struct nvt_ring *r, int timeout_ms)
 
 void nvt_ring_publish(struct nvt_ring *r, uint32_t bytes)
 {
+	nvt_ring_publish_flags(r, bytes, 0);
+}
+
+void nvt_ring_publish_flags(struct nvt_ring *r, uint32_t bytes, uint32_t flags)
+{
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t fill;
 
 	r->fill[head % r->nchunks] = bytes;
+	r->flags[head % r->nchunks] = flags;
 	atomic_store_explicit(&r->head, head + 1, memory_order_release);
 	fill = head + 1 - atomic_load_explicit(&r->tail, memory_order_acquire);
 	if (fill > atomic_load_explicit(&r->hwm, memory_order_relaxed))

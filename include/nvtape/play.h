@@ -1,0 +1,74 @@
+/* Playback: the calling thread reads the recording with O_DIRECT, several reads in flight, into
+ * the ring strictly in file order; a sink thread consumes it at the programmed rate. The whole
+ * ring is filled before the sink starts. */
+#ifndef NVTAPE_PLAY_H
+#define NVTAPE_PLAY_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "nvtape.h"
+#include "pattern.h"
+
+struct nvt_play_stats {
+	uint64_t elapsed_ns;   /* since the sink started */
+	uint64_t bytes_played; /* consumed by the sink */
+	uint64_t bytes_read;
+	unsigned reads_inflight;
+	uint64_t ring_fill, ring_low, ring_chunks; /* fill now, lowest since the sink started */
+	uint64_t underflow_beats, underflow_events, late_events;
+	uint64_t passes;
+};
+
+struct nvt_play_opts {
+	const char *path;
+	const char *sink;     /* checker (default for test pattern), stdout, null */
+	uint64_t rate_bps;    /* 0 = max */
+	uint64_t chunk_bytes; /* default 8 MiB */
+	unsigned chunks;      /* default 32 */
+	unsigned qd;          /* default 8 */
+	uint64_t loops;       /* passes over the file, 0 = until interrupted; default 1 */
+	uint64_t timeout_ns;  /* stall watchdog */
+	uint64_t stats_ns;
+	int out_fd; /* stdout sink */
+	const volatile sig_atomic_t *interrupt;
+	void (*progress)(const struct nvt_play_stats *st, void *arg);
+	void (*notice)(const char *msg, void *arg);
+	void (*on_event)(const struct nvt_check_event *ev, void *arg);
+	void *arg;
+};
+
+enum nvt_play_problem {
+	NVT_PP_ERRORS = 1u << 0,    /* corrupt beats */
+	NVT_PP_UNDERFLOW = 1u << 1, /* the stream ran dry */
+	NVT_PP_GAPS = 1u << 2,      /* gap beats != the recording's drop count */
+	NVT_PP_FIRST = 1u << 3,     /* first beat != header first_seq */
+	NVT_PP_BACKWARD = 1u << 4,
+	NVT_PP_LATE = 1u << 5, /* stdout: the reader held the stream back */
+};
+
+struct nvt_play_result {
+	struct nvt_recording rec;
+	struct nvt_play_stats st;
+	struct nvt_checker chk;      /* checker sink: beats, errors, gaps, gap beats, ... */
+	uint64_t expected_gap_beats; /* per pass: drop count less the drops after the end */
+	uint64_t first_underflow_ns;
+	uint64_t max_late_ns;
+	double seconds; /* sink start to end */
+	uint64_t read_cpu_ns, sink_cpu_ns;
+	unsigned max_inflight;
+	bool complete; /* every pass played to the end */
+	bool interrupted;
+	bool checked;      /* the checker sink ran */
+	unsigned problems; /* enum nvt_play_problem */
+	struct nvt_err err;
+};
+
+void nvt_play_opts_default(struct nvt_play_opts *o);
+/* 0 complete and clean, 2 complete with a checker problem, 1 runtime error or incomplete,
+ * 64 usage (e.g. the checker on a recording that is not test pattern). */
+int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res);
+
+#endif

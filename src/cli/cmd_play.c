@@ -1,0 +1,320 @@
+/* nvtape play: options, live stats line, summary, RESULT line and JSON. With --sink stdout the
+ * data owns standard output and every report goes to standard error. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "nvtape/play.h"
+
+static const char play_help[] =
+	"Usage: nvtape play [options] FILE\n"
+	"Play a recording into a sink at a programmed rate: O_DIRECT reads, several in flight,\n"
+	"in file order into the ring, which is full before the sink starts.\n\n"
+	"  --sink checker|stdout|null  checker: check every beat of a test-pattern recording\n"
+	"                       (the default for those; a DAC model); stdout: the data (not the\n"
+	"                       header) to standard output; null: consume and discard\n"
+	"  --rate R             sink rate, e.g. 1500MB; max = as fast as the reads go (default)\n"
+	"  --loop N             play the file N times seamlessly (0 = until Ctrl-C; default 1)\n"
+	"  --chunk B            read size (default 8M)\n"
+	"  --chunks N           ring chunks (default 32)\n"
+	"  --qd Q               reads in flight (default 8)\n"
+	"  --timeout T          stall watchdog for the reads (default 10 s)\n"
+	"  --stats T            live stats interval on stderr (default 1 s, 0 = off)\n"
+	"  --json               JSON summary instead of the human summary\n"
+	"  -q, --quiet          no banner, no live stats, no event lines\n"
+	"  -h, --help\n\n"
+	"When the sink is due to take data and none is there, that is an underflow: counted,\n"
+	"never hidden; the sink keeps its schedule. A stdout reader slower than --rate shows up\n"
+	"as late events.\n\n"
+	"Exit codes: 0 complete and clean; 2 complete with a problem (corrupt beats, underflows,\n"
+	"            gap beats != the recording's drop count, wrong first beat, late reader);\n"
+	"            1 runtime error or incomplete playback (read error, stall, Ctrl-C);\n"
+	"            64 usage error.\n";
+
+struct play_cli {
+	FILE *rep;
+	bool quiet, tty;
+	uint64_t max_errors, printed[3];
+	uint64_t last_bytes, last_ns;
+};
+
+static void progress(const struct nvt_play_stats *st, void *arg)
+{
+	struct play_cli *c = arg;
+	double dt = (st->elapsed_ns - c->last_ns) / 1e9;
+	double inst = dt > 0 ? (st->bytes_played - c->last_bytes) / dt / 1e6 : 0;
+	double avg = st->elapsed_ns ? st->bytes_played / (st->elapsed_ns / 1e9) / 1e6 : 0;
+
+	c->last_bytes = st->bytes_played;
+	c->last_ns = st->elapsed_ns;
+	if (c->quiet)
+		return;
+	fprintf(stderr,
+		"%s%8.1fs %9.1f MB/s (avg %9.1f) %10.3f GB  reads %2u  ring %3" PRIu64 "/%" PRIu64
+		" (low %" PRIu64 ")  underflows %" PRIu64 "%s",
+		c->tty ? "\r" : "", st->elapsed_ns / 1e9, inst, avg, st->bytes_played / 1e9,
+		st->reads_inflight, st->ring_fill, st->ring_chunks, st->ring_low,
+		st->underflow_beats, c->tty ? "   " : "\n");
+}
+
+static void on_event(const struct nvt_check_event *e, void *arg)
+{
+	struct play_cli *c = arg;
+
+	if (c->quiet || c->printed[e->kind] >= c->max_errors)
+		return;
+	c->printed[e->kind]++;
+	if (e->kind == NVT_CHK_GAP)
+		fprintf(c->rep,
+			"GAP at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
+			", found %" PRIu64 ", %" PRIu64 " beats missing\n",
+			e->beat, e->offset, e->expected, e->lo, e->missing);
+	else if (e->kind == NVT_CHK_CORRUPT)
+		fprintf(c->rep,
+			"CORRUPT beat %" PRIu64 " at file offset %" PRIu64 ": expected %" PRIu64
+			", lower 0x%016" PRIx64 " upper 0x%016" PRIx64 "\n",
+			e->beat, e->offset, e->expected, e->lo, e->hi);
+	else
+		fprintf(c->rep,
+			"BACKWARD at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
+			", found %" PRIu64 "\n",
+			e->beat, e->offset, e->expected, e->lo);
+}
+
+static double pct(uint64_t ns, double s)
+{
+	return s > 0 ? 100.0 * ns / 1e9 / s : 0;
+}
+
+static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_play_result *r, int rc)
+{
+	const struct nvt_play_stats *st = &r->st;
+	double mbps = r->seconds > 0 ? st->bytes_played / r->seconds / 1e6 : 0;
+	double gb = st->bytes_played / 1e9;
+
+	fprintf(f,
+		"nvtape play: %s: %" PRIu64 " bytes (%" PRIu64 " passes) in %.3f s, %.1f MB/s%s\n",
+		o->path, st->bytes_played, st->passes, r->seconds, mbps,
+		r->complete ? "" : " -- INCOMPLETE");
+	if (r->checked)
+		fprintf(f,
+			"nvtape play: checker: beats %" PRIu64 ", errors %" PRIu64 ", gaps %" PRIu64
+			", gap beats %" PRIu64 " (expected %" PRIu64 ": drop count %" PRIu64
+			" per pass), backward %" PRIu64 ", first seq %" PRIu64 "\n",
+			r->chk.beats, r->chk.corrupt, r->chk.gaps, r->chk.gap_beats,
+			r->expected_gap_beats * st->passes, r->rec.drop_count, r->chk.backward,
+			r->chk.first_seen);
+	fprintf(f,
+		"nvtape play: underflows %" PRIu64 " beats in %" PRIu64
+		" events%s; late events %" PRIu64 "; ring low-water %" PRIu64 " of %" PRIu64
+		"; max reads in flight %u\n",
+		st->underflow_beats, st->underflow_events,
+		st->underflow_events ? " (the stream ran dry)" : "", st->late_events, st->ring_low,
+		st->ring_chunks, r->max_inflight);
+	fprintf(f,
+		"nvtape play: CPU: read thread %.1f %% of a core (%.4f core-s/GB), sink thread "
+		"%.1f %% (%.4f core-s/GB)\n",
+		pct(r->read_cpu_ns, r->seconds), gb > 0 ? r->read_cpu_ns / 1e9 / gb : 0,
+		pct(r->sink_cpu_ns, r->seconds), gb > 0 ? r->sink_cpu_ns / 1e9 / gb : 0);
+	if (r->problems & NVT_PP_ERRORS)
+		fprintf(f, "PROBLEM: %" PRIu64 " beats failed the pattern check\n", r->chk.corrupt);
+	if (r->problems & NVT_PP_UNDERFLOW)
+		fprintf(f,
+			"PROBLEM: %" PRIu64 " underflows, first after %.3f s: the stream ran dry "
+			"(reads slower than --rate?)\n",
+			st->underflow_beats, r->first_underflow_ns / 1e9);
+	if (r->problems & NVT_PP_GAPS)
+		fprintf(f,
+			"PROBLEM: gap beats %" PRIu64 " != %" PRIu64 " dropped in the recording\n",
+			r->chk.gap_beats, r->expected_gap_beats * st->passes);
+	if (r->problems & NVT_PP_FIRST)
+		fprintf(f,
+			"PROBLEM: first beat at the sink %" PRIu64 " != header first_seq %" PRIu64
+			"\n",
+			r->chk.first_seen, r->rec.first_seq);
+	if (r->problems & NVT_PP_BACKWARD)
+		fprintf(f, "PROBLEM: %" PRIu64 " backward jumps\n", r->chk.backward);
+	if (r->problems & NVT_PP_LATE)
+		fprintf(f,
+			"PROBLEM: the reader of the output held the stream back %" PRIu64
+			" times (up to %.1f ms late)\n",
+			st->late_events, r->max_late_ns / 1e6);
+	fprintf(f,
+		"RESULT bytes=%" PRIu64 " seconds=%.3f sink_rate_bps=%" PRIu64
+		" mbps=%.1f beats=%" PRIu64 " errors=%" PRIu64 " gaps=%" PRIu64
+		" gap_beats=%" PRIu64 " expected_gap_beats=%" PRIu64 " drop_count=%" PRIu64
+		" underflows=%" PRIu64 " underflow_events=%" PRIu64 " late_events=%" PRIu64
+		" passes=%" PRIu64 " ring_low=%" PRIu64 " max_reads=%u "
+		"read_cpu_s=%.4f sink_cpu_s=%.4f complete=%d exit=%d\n",
+		st->bytes_played, r->seconds, o->rate_bps, mbps, r->chk.beats, r->chk.corrupt,
+		r->chk.gaps, r->chk.gap_beats, r->expected_gap_beats * st->passes,
+		r->rec.drop_count, st->underflow_beats, st->underflow_events, st->late_events,
+		st->passes, st->ring_low, r->max_inflight, r->read_cpu_ns / 1e9,
+		r->sink_cpu_ns / 1e9, r->complete, rc);
+}
+
+static void json_summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_play_result *r,
+			 int rc)
+{
+	const struct nvt_play_stats *st = &r->st;
+
+	fprintf(f, "{\"command\":\"play\",\"path\":");
+	cli_json_str(f, o->path);
+	fprintf(f, ",\"exit\":%d,\"complete\":%s,\"error\":", rc, r->complete ? "true" : "false");
+	cli_json_str(f, r->err.msg);
+	fprintf(f,
+		",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"sink_rate_bps\":%" PRIu64
+		",\"beats\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"gaps\":%" PRIu64
+		",\"gap_beats\":%" PRIu64 ",\"expected_gap_beats\":%" PRIu64
+		",\"underflows\":%" PRIu64 ",\"underflow_events\":%" PRIu64
+		",\"first_underflow_s\":%.6f,\"late_events\":%" PRIu64 ",\"passes\":%" PRIu64
+		",\"ring_low\":%" PRIu64
+		",\"max_reads\":%u,\"read_cpu_s\":%.6f,\"sink_cpu_s\":%.6f,"
+		"\"problems\":%u,\"header\":",
+		st->bytes_played, r->seconds, o->rate_bps, r->chk.beats, r->chk.corrupt,
+		r->chk.gaps, r->chk.gap_beats, r->expected_gap_beats * st->passes,
+		st->underflow_beats, st->underflow_events, r->first_underflow_ns / 1e9,
+		st->late_events, st->passes, st->ring_low, r->max_inflight, r->read_cpu_ns / 1e9,
+		r->sink_cpu_ns / 1e9, r->problems);
+	cli_json_recording(f, &r->rec);
+	fprintf(f, "}\n");
+}
+
+int cmd_play(int argc, char **argv)
+{
+	static const struct option lo[] = {{"sink", required_argument, 0, 'k'},
+					   {"rate", required_argument, 0, 'r'},
+					   {"loop", required_argument, 0, 'l'},
+					   {"chunk", required_argument, 0, 'c'},
+					   {"chunks", required_argument, 0, 'n'},
+					   {"qd", required_argument, 0, 'Q'},
+					   {"timeout", required_argument, 0, 't'},
+					   {"stats", required_argument, 0, 'i'},
+					   {"max-errors", required_argument, 0, 'm'},
+					   {"json", no_argument, 0, 'j'},
+					   {"quiet", no_argument, 0, 'q'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
+	struct nvt_play_opts o;
+	struct nvt_play_result r;
+	struct play_cli c = {.max_errors = 20};
+	bool json = false;
+	uint64_t v;
+	int opt, rc;
+
+	nvt_play_opts_default(&o);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'k':
+			if (strcmp(optarg, "checker") && strcmp(optarg, "stdout") &&
+			    strcmp(optarg, "null"))
+				return cli_usage_error("--sink must be checker, stdout or null");
+			o.sink = optarg;
+			break;
+		case 'r':
+			if (!strcmp(optarg, "max")) {
+				o.rate_bps = 0;
+				break;
+			}
+			if (cli_size("--rate", optarg, &o.rate_bps))
+				return NVT_EXIT_USAGE;
+			if (o.rate_bps < 16)
+				return cli_usage_error("--rate %s: at least 16 bytes/s, or max",
+						       optarg);
+			break;
+		case 'l':
+			if (cli_uint("--loop", optarg, 0, UINT32_MAX, &o.loops))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'c':
+			if (cli_size("--chunk", optarg, &o.chunk_bytes))
+				return NVT_EXIT_USAGE;
+			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 ||
+			    o.chunk_bytes > (1u << 30))
+				return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G",
+						       optarg);
+			break;
+		case 'n':
+			if (cli_uint("--chunks", optarg, 2, 65536, &v))
+				return NVT_EXIT_USAGE;
+			o.chunks = (unsigned)v;
+			break;
+		case 'Q':
+			if (cli_uint("--qd", optarg, 1, 1024, &v))
+				return NVT_EXIT_USAGE;
+			o.qd = (unsigned)v;
+			break;
+		case 't':
+			if (cli_duration("--timeout", optarg, &o.timeout_ns))
+				return NVT_EXIT_USAGE;
+			if (!o.timeout_ns)
+				return cli_usage_error("--timeout must be > 0");
+			break;
+		case 'i':
+			if (cli_duration("--stats", optarg, &o.stats_ns))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'm':
+			if (cli_uint("--max-errors", optarg, 0, UINT64_MAX, &c.max_errors))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'q':
+			c.quiet = true;
+			break;
+		case 'h':
+			fputs(play_help, stdout);
+			return NVT_EXIT_OK;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("exactly one FILE is required");
+	o.path = argv[optind];
+	c.rep = o.sink && !strcmp(o.sink, "stdout") ? stderr : stdout;
+	if (c.rep == stderr && isatty(1))
+		return cli_usage_error("--sink stdout writes the data to standard output, which is "
+				       "a terminal: pipe or redirect it");
+	c.tty = isatty(2);
+	o.interrupt = &cli_interrupted;
+	o.progress = progress;
+	o.notice = cli_note;
+	o.on_event = on_event;
+	o.arg = &c;
+	if (c.quiet)
+		o.stats_ns = 0;
+	cli_install_signals();
+	if (!c.quiet) {
+		char rate[64] = "max";
+		if (o.rate_bps)
+			snprintf(rate, sizeof(rate), "%.1f MB/s", o.rate_bps / 1e6);
+		fprintf(stderr,
+			"nvtape play: playing %s (%u x %llu KiB ring, qd %u, sink %s at %s) -- "
+			"Ctrl-C "
+			"to stop\n",
+			o.path, o.chunks, (unsigned long long)(o.chunk_bytes >> 10), o.qd,
+			o.sink ? o.sink : "checker", rate);
+	}
+	rc = nvt_play(&o, &r);
+	if (!c.quiet && c.tty && o.stats_ns)
+		fputc('\n', stderr);
+	if (rc == NVT_EXIT_USAGE)
+		return cli_usage_error("%s", r.err.msg);
+	if (r.err.code)
+		cli_error("%s", r.err.msg);
+	if (json)
+		json_summary(c.rep, &o, &r, rc);
+	else
+		summary(c.rep, &o, &r, rc);
+	return rc;
+}
