@@ -135,8 +135,8 @@ static int open_recording(const struct nvt_play_opts *o, struct nvt_play_result 
 	free(ev);
 	res->expected_gap_beats =
 		rec->drop_count - (after < rec->drop_count ? after : rec->drop_count);
-	*sops = nvt_sink_find(o->sink ? o->sink
-				      : (rec->source_kind == NVT_SRC_TPG ? "checker" : "stdout"));
+	/* the checker is the default; it only understands the test pattern */
+	*sops = nvt_sink_find(o->sink ? o->sink : "checker");
 	if (!*sops) {
 		nvt_err_set(&res->err, EINVAL, "unknown sink \"%s\" (sinks: checker, stdout, null)",
 			    o->sink);
