@@ -53,7 +53,8 @@ def main():
     for t in a.targets:
         name, d = t.split("=", 1)
         ff, nf = os.path.join(d, "bench-fio.dat"), os.path.join(d, "bench-nvtape.nvt")
-        m = {k: [] for k in ("fw", "nw", "fr", "nr", "fwc", "nwc", "nwio", "frc", "nrc")}
+        m = {k: [] for k in ("fw", "nw", "fr", "nr", "fwc", "nwc", "nwio", "frc", "nrc",
+                             "np", "npc", "npio")}
         for r in range(a.rounds):
             def fio_write():
                 bw, cpu = fio("write", ff, a)
@@ -78,20 +79,30 @@ def main():
                 res = result(out)
                 assert res["status"] == "PASS"
                 m["nr"].append(float(res["mbps"])); m["nrc"].append(cpu / gb)
+            def nvt_play():
+                out, _, cpu = run([a.nvtape, "play", "-q", "--sink", "null", "--rate", "max",
+                                   "--chunk", a.chunk, "--qd", str(a.qd), nf])
+                res = result(out)
+                assert res["complete"] == "1" and res["underflows"] == "0"
+                # the drive's read rate: first read issued to last read completed
+                m["np"].append(float(res["read_mbps"])); m["npc"].append(cpu / gb)
+                m["npio"].append(float(res["read_cpu_s"]) / gb)
             # alternate who goes first, so neither side always meets a warmer or colder disk
-            order = [fio_write, nvt_record, fio_read, nvt_verify] if r % 2 == 0 else \
-                    [nvt_record, fio_write, nvt_verify, fio_read]
+            order = [fio_write, nvt_record, fio_read, nvt_verify, nvt_play] if r % 2 == 0 else \
+                    [nvt_record, fio_write, nvt_play, nvt_verify, fio_read]
             for f in order:
                 f()
             print(f"bench: {name} round {r + 1}: write fio {m['fw'][-1]:.0f} nvtape "
                   f"{m['nw'][-1]:.0f} MB/s, read fio {m['fr'][-1]:.0f} nvtape "
-                  f"{m['nr'][-1]:.0f} MB/s", file=sys.stderr)
+                  f"{m['nr'][-1]:.0f} play {m['np'][-1]:.0f} MB/s", file=sys.stderr)
         os.unlink(nf)
         med = {k: statistics.median(v) for k, v in m.items()}
         rows.append((name, "write: fio vs `record --rate max`", med["fw"], med["nw"],
                      med["fwc"], med["nwc"], f"{med['nwio']:.4f}"))
         rows.append((name, "read: fio vs `verify`", med["fr"], med["nr"], med["frc"],
                      med["nrc"], "-"))
+        rows.append((name, "read: fio vs `play --sink null --rate max`", med["fr"], med["np"],
+                     med["frc"], med["npc"], f"{med['npio']:.4f}"))
     # in-memory ceiling: memset bandwidth against the null engine, alternating
     ms, nl = [], []
     for r in range(a.rounds):
@@ -103,7 +114,7 @@ def main():
     rows.append(("memory", "memset (1 core) vs `record --engine null`",
                  statistics.median(ms), statistics.median(nl), None, None, "-"))
     lines = [f"| target | comparison | reference MB/s | nvtape MB/s | nvtape / reference | "
-             f"reference CPU s/GB | nvtape CPU s/GB (process) | nvtape I/O thread CPU s/GB |",
+             f"reference CPU s/GB | nvtape CPU s/GB (process) | nvtape I/O (write/read) thread CPU s/GB |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, what, ref, nv, rc, nc, io in rows:
         rcs = "-" if rc is None else f"{rc:.3f}"

@@ -56,7 +56,8 @@ struct nvt_play_result {
 	uint64_t expected_gap_beats; /* per pass: drop count less the drops after the end */
 	uint64_t first_underflow_ns;
 	uint64_t max_late_ns;
-	double seconds; /* sink start to end */
+	double seconds;      /* sink start to end */
+	double read_seconds; /* first read issued to last read completed */
 	uint64_t read_cpu_ns, sink_cpu_ns;
 	unsigned max_inflight;
 	bool complete; /* every pass played to the end */

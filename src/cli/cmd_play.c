@@ -148,12 +148,13 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 		" gap_beats=%" PRIu64 " expected_gap_beats=%" PRIu64 " drop_count=%" PRIu64
 		" underflows=%" PRIu64 " underflow_events=%" PRIu64 " late_events=%" PRIu64
 		" passes=%" PRIu64 " ring_low=%" PRIu64 " max_reads=%u "
-		"read_cpu_s=%.4f sink_cpu_s=%.4f complete=%d exit=%d\n",
+		"read_mbps=%.1f read_cpu_s=%.4f sink_cpu_s=%.4f complete=%d exit=%d\n",
 		st->bytes_played, r->seconds, o->rate_bps, mbps, r->chk.beats, r->chk.corrupt,
 		r->chk.gaps, r->chk.gap_beats, r->expected_gap_beats * st->passes,
 		r->rec.drop_count, st->underflow_beats, st->underflow_events, st->late_events,
-		st->passes, st->ring_low, r->max_inflight, r->read_cpu_ns / 1e9,
-		r->sink_cpu_ns / 1e9, r->complete, rc);
+		st->passes, st->ring_low, r->max_inflight,
+		r->read_seconds > 0 ? r->st.bytes_read / r->read_seconds / 1e6 : 0.0,
+		r->read_cpu_ns / 1e9, r->sink_cpu_ns / 1e9, r->complete, rc);
 }
 
 static void json_summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_play_result *r,

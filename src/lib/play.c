@@ -36,6 +36,7 @@ struct player {
 	uint64_t valid, per_pass, total, issued, published;
 	uint8_t *done;
 	bool sink_started, closed, failed;
+	uint64_t t_read0, t_read_end;
 };
 
 static void notice(const struct nvt_play_opts *o, const char *fmt, ...)
@@ -169,6 +170,7 @@ static void run_loop(struct player *p)
 	uint64_t prefill = p->total < p->ring.nchunks ? p->total : p->ring.nchunks;
 
 	p->res->st.ring_low = p->ring.nchunks;
+	p->t_read0 = now;
 	for (;;) {
 		now = nvt_mono_ns();
 		if (o->interrupt && *o->interrupt && !p->res->interrupted) {
@@ -226,7 +228,7 @@ static void run_loop(struct player *p)
 				continue;
 			}
 			p->done[k % p->ring.nchunks] = 1;
-			t_progress = now;
+			t_progress = p->t_read_end = now;
 		}
 		while (!p->failed && p->published < p->issued &&
 		       p->done[p->published % p->ring.nchunks]) {
@@ -317,6 +319,7 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 		res->err = p.sink.err;
 	fill_stats(&p, &res->st, p.sink.end_mono ? p.sink.end_mono : nvt_mono_ns());
 	res->seconds = res->st.elapsed_ns / 1e9;
+	res->read_seconds = p.t_read_end > p.t_read0 ? (p.t_read_end - p.t_read0) / 1e9 : 0;
 	res->sink_cpu_ns = p.sink.cpu_ns;
 	res->chk = p.sink.chk;
 	res->first_underflow_ns = p.sink.first_underflow_ns;
