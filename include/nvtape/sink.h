@@ -29,6 +29,7 @@ struct nvt_sink_ops {
 	const char *name;
 	const char *help;
 	bool needs_pattern; /* refuses recordings that are not test pattern */
+	bool can_block;     /* consume() can be held back by its reader: count lateness */
 	/* consume `bytes` of data (whole beats) that sit at data offset `offset` */
 	int (*consume)(struct nvt_sink *s, const uint8_t *buf, uint64_t bytes, uint64_t offset);
 	void (*pass_start)(struct nvt_sink *s); /* the recording starts again (--loop) */

@@ -163,10 +163,10 @@ static int file_queue_sync(struct nvt_engine *e, uint64_t tag)
 	return 0;
 }
 
+/* Queued I/Os go to the kernel with the next reap: one io_uring_enter both submits and waits. */
 static int file_submit(struct nvt_engine *e)
 {
 	struct file_priv *fp = e->priv;
-	int rc;
 
 	if (fp->wake_fd >= 0 && !fp->wake_armed) {
 		struct io_uring_sqe *sqe = get_sqe(fp);
@@ -176,8 +176,7 @@ static int file_submit(struct nvt_engine *e)
 			fp->wake_armed = true;
 		}
 	}
-	rc = io_uring_submit(&fp->ring);
-	return rc < 0 ? rc : 0;
+	return 0;
 }
 
 static int file_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max,
@@ -190,7 +189,10 @@ static int file_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max
 	unsigned head, n = 0;
 	int rc;
 
-	rc = io_uring_wait_cqe_timeout(&fp->ring, &cqe, timeout_ns >= 0 ? &ts : NULL);
+	rc = io_uring_submit_and_wait_timeout(&fp->ring, &cqe, 1, timeout_ns >= 0 ? &ts : NULL,
+					      NULL);
+	if (rc > 0)
+		rc = 0;
 	if (rc == -ETIME || rc == -EINTR)
 		return 0;
 	if (rc)

@@ -277,7 +277,8 @@ static void run_loop(struct recorder *r)
 		uint64_t wake = now + 1000000000ull;
 		if (o->stats_ns && next_stats < wake)
 			wake = next_stats;
-		if (!r->ckpt_busy && r->written > r->durable && r->ckpt_last + o->checkpoint_ns < wake)
+		if (!r->ckpt_busy && r->written > r->durable &&
+		    r->ckpt_last + o->checkpoint_ns < wake)
 			wake = r->ckpt_last + o->checkpoint_ns;
 		if (!r->failed && t_progress + o->timeout_ns + 1000000 < wake)
 			wake = t_progress + o->timeout_ns + 1000000;

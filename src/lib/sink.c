@@ -134,7 +134,7 @@ static int run_paced(struct nvt_sink *s, struct cursor *c)
 			}
 			/* a sink that was held back (a slow pipe reader) is late, not slower */
 			uint64_t after = nvt_mono_ns(), on_time = nvt_pacer_time_of(&pc, emitted);
-			if (after > on_time + 1000000) {
+			if (s->ops->can_block && after > on_time + 1000000) {
 				if (after - on_time > s->max_late_ns)
 					s->max_late_ns = after - on_time;
 				if (!late)

@@ -48,6 +48,7 @@ static int stdout_consume(struct nvt_sink *s, const uint8_t *buf, uint64_t bytes
 const struct nvt_sink_ops nvt_sink_stdout = {
 	.name = "stdout",
 	.help = "writes the data (not the header) to standard output at the rate",
+	.can_block = true,
 	.consume = stdout_consume,
 };
 

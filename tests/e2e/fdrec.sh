@@ -24,7 +24,9 @@ expect_rc 0 "$NVT" verify "$f"
 grep -q "FPGA Drive Recorder v1" "$T/out" || fail "verify does not name the format"
 expect_rc 0 "$NVT" info --json "$f"
 grep -q '"format":"fdrec"' "$T/out" || fail "info --json format"
-ok "verify and info read fdrec files"
+expect_rc 0 "$NVT" play --rate 200MB "$f"
+[ "$(field beats)" = $((64 * 1048576 / 16)) ] && [ "$(field complete)" = 1 ] || fail "play of an fdrec file"
+ok "verify, info and play read fdrec files"
 
 # an fdrec recording whose writer died: preallocated, no COMPLETE, a 4096-beat gap
 g="$T/dead.dat"

@@ -72,6 +72,15 @@ rc=$?
 [ $rc = 1 ] && [ "$(field complete)" = 0 ] && [ "$(field beats)" -gt 0 ] || fail "Ctrl-C: exit $rc"
 ok "Ctrl-C: exit 1, incomplete, $(field beats) beats checked so far"
 
+# --loop 0 plays until Ctrl-C
+"$NVT" play --loop 0 --chunk 1M "$a" >"$T/out" 2>"$T/err" &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+[ "$(field passes)" -ge 2 ] && [ "$(field gaps)" = 0 ] && [ "$(field errors)" = 0 ] || { cat "$T/out"; fail "--loop 0"; }
+ok "--loop 0: $(field passes) passes until Ctrl-C, no gap at any restart"
+
 expect_rc 0 "$NVT" play --help
 grep -q "Exit codes: 0 complete and clean" "$T/out" || fail "play --help"
 expect_rc 64 "$NVT" play --sink dac "$a"
