@@ -10,8 +10,8 @@ int main(int argc, char **argv)
 {
 	size_t len = 256u << 20;
 	double secs = argc > 1 ? atof(argv[1]) : 3.0, t0, t;
-	unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				  -1, 0);
+	unsigned char *buf =
+		mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct timespec ts;
 	unsigned long long bytes = 0;
 	int pass = 0;
