@@ -10,6 +10,7 @@
 
 #include "nvtape/format.h"
 #include "nvtape/nvtape.h"
+#include "nvtape/pattern.h"
 
 #define EXIT_CODES_HELP                                                                            \
 	"Exit codes: 0 clean; 2 completed with a data problem (drops, gaps, corrupt beats);\n"     \
@@ -27,6 +28,20 @@ void cli_note(const char *msg, void *arg);
 int cli_size(const char *opt, const char *val, uint64_t *out);
 int cli_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out);
 int cli_duration(const char *opt, const char *val, uint64_t *ns);
+/* --chunk: a multiple of 4 KiB from 4 KiB to 1 GiB */
+int cli_chunk(const char *val, uint64_t *out);
+/* --rate: "max" (0) or at least 16 bytes/s */
+int cli_rate(const char *val, uint64_t *out);
+/* a count option (--chunks, --qd) within [min, max] */
+int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out);
+/* instant (since the last call) and average MB/s for the live stats lines */
+struct cli_meter {
+	uint64_t last_bytes, last_ns;
+};
+void cli_meter_update(struct cli_meter *m, uint64_t bytes, uint64_t elapsed_ns, double *inst,
+		      double *avg);
+/* GAP / CORRUPT / BACKWARD line of the pattern checker */
+void cli_print_check_event(FILE *f, const struct nvt_check_event *e);
 
 void cli_json_str(FILE *f, const char *s);
 const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);

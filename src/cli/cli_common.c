@@ -1,5 +1,6 @@
 /* nvtape CLI: shared helpers for argument parsing and output. */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -85,6 +86,73 @@ int cli_duration(const char *opt, const char *val, uint64_t *ns)
 		return cli_usage_error(
 			"%s: \"%s\" is not a duration (examples: 10, 2.5, 500ms, 3m)", opt, val);
 	return 0;
+}
+
+int cli_chunk(const char *val, uint64_t *out)
+{
+	if (cli_size("--chunk", val, out))
+		return NVT_EXIT_USAGE;
+	if (*out < 4096 || *out % 4096 || *out > (1u << 30))
+		return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G", val);
+	return 0;
+}
+
+int cli_rate(const char *val, uint64_t *out)
+{
+	if (!strcmp(val, "max")) {
+		*out = 0;
+		return 0;
+	}
+	if (cli_size("--rate", val, out))
+		return NVT_EXIT_USAGE;
+	if (*out < 16)
+		return cli_usage_error("--rate %s: at least 16 bytes/s, or max", val);
+	return 0;
+}
+
+int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out)
+{
+	uint64_t v;
+
+	if (cli_uint(opt, val, min, max, &v))
+		return NVT_EXIT_USAGE;
+	*out = (unsigned)v;
+	return 0;
+}
+
+void cli_meter_update(struct cli_meter *m, uint64_t bytes, uint64_t elapsed_ns, double *inst,
+		      double *avg)
+{
+	double dt = (elapsed_ns - m->last_ns) / 1e9;
+
+	*inst = dt > 0 ? (bytes - m->last_bytes) / dt / 1e6 : 0;
+	*avg = elapsed_ns ? bytes / (elapsed_ns / 1e9) / 1e6 : 0;
+	m->last_bytes = bytes;
+	m->last_ns = elapsed_ns;
+}
+
+void cli_print_check_event(FILE *f, const struct nvt_check_event *e)
+{
+	switch (e->kind) {
+	case NVT_CHK_GAP:
+		fprintf(f,
+			"GAP at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
+			", found %" PRIu64 ", %" PRIu64 " beats missing\n",
+			e->beat, e->offset, e->expected, e->lo, e->missing);
+		break;
+	case NVT_CHK_CORRUPT:
+		fprintf(f,
+			"CORRUPT beat %" PRIu64 " at file offset %" PRIu64 ": expected %" PRIu64
+			", lower 0x%016" PRIx64 " upper 0x%016" PRIx64 "\n",
+			e->beat, e->offset, e->expected, e->lo, e->hi);
+		break;
+	case NVT_CHK_BACKWARD:
+		fprintf(f,
+			"BACKWARD at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
+			", found %" PRIu64 "\n",
+			e->beat, e->offset, e->expected, e->lo);
+		break;
+	}
 }
 
 void cli_json_str(FILE *f, const char *s)

@@ -38,18 +38,15 @@ struct play_cli {
 	FILE *rep;
 	bool quiet, tty;
 	uint64_t max_errors, printed[3];
-	uint64_t last_bytes, last_ns;
+	struct cli_meter meter;
 };
 
 static void progress(const struct nvt_play_stats *st, void *arg)
 {
 	struct play_cli *c = arg;
-	double dt = (st->elapsed_ns - c->last_ns) / 1e9;
-	double inst = dt > 0 ? (st->bytes_played - c->last_bytes) / dt / 1e6 : 0;
-	double avg = st->elapsed_ns ? st->bytes_played / (st->elapsed_ns / 1e9) / 1e6 : 0;
+	double inst, avg;
 
-	c->last_bytes = st->bytes_played;
-	c->last_ns = st->elapsed_ns;
+	cli_meter_update(&c->meter, st->bytes_played, st->elapsed_ns, &inst, &avg);
 	if (c->quiet)
 		return;
 	fprintf(stderr,
@@ -67,21 +64,7 @@ static void on_event(const struct nvt_check_event *e, void *arg)
 	if (c->quiet || c->printed[e->kind] >= c->max_errors)
 		return;
 	c->printed[e->kind]++;
-	if (e->kind == NVT_CHK_GAP)
-		fprintf(c->rep,
-			"GAP at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
-			", found %" PRIu64 ", %" PRIu64 " beats missing\n",
-			e->beat, e->offset, e->expected, e->lo, e->missing);
-	else if (e->kind == NVT_CHK_CORRUPT)
-		fprintf(c->rep,
-			"CORRUPT beat %" PRIu64 " at file offset %" PRIu64 ": expected %" PRIu64
-			", lower 0x%016" PRIx64 " upper 0x%016" PRIx64 "\n",
-			e->beat, e->offset, e->expected, e->lo, e->hi);
-	else
-		fprintf(c->rep,
-			"BACKWARD at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
-			", found %" PRIu64 "\n",
-			e->beat, e->offset, e->expected, e->lo);
+	cli_print_check_event(c->rep, e);
 }
 
 static double pct(uint64_t ns, double s)
@@ -203,7 +186,6 @@ int cmd_play(int argc, char **argv)
 	struct nvt_play_result r;
 	struct play_cli c = {.max_errors = 20};
 	bool json = false;
-	uint64_t v;
 	int opt, rc;
 
 	nvt_play_opts_default(&o);
@@ -218,37 +200,24 @@ int cmd_play(int argc, char **argv)
 			o.sink = optarg;
 			break;
 		case 'r':
-			if (!strcmp(optarg, "max")) {
-				o.rate_bps = 0;
-				break;
-			}
-			if (cli_size("--rate", optarg, &o.rate_bps))
+			if (cli_rate(optarg, &o.rate_bps))
 				return NVT_EXIT_USAGE;
-			if (o.rate_bps < 16)
-				return cli_usage_error("--rate %s: at least 16 bytes/s, or max",
-						       optarg);
 			break;
 		case 'l':
 			if (cli_uint("--loop", optarg, 0, UINT32_MAX, &o.loops))
 				return NVT_EXIT_USAGE;
 			break;
 		case 'c':
-			if (cli_size("--chunk", optarg, &o.chunk_bytes))
+			if (cli_chunk(optarg, &o.chunk_bytes))
 				return NVT_EXIT_USAGE;
-			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 ||
-			    o.chunk_bytes > (1u << 30))
-				return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G",
-						       optarg);
 			break;
 		case 'n':
-			if (cli_uint("--chunks", optarg, 2, 65536, &v))
+			if (cli_count("--chunks", optarg, 2, 65536, &o.chunks))
 				return NVT_EXIT_USAGE;
-			o.chunks = (unsigned)v;
 			break;
 		case 'Q':
-			if (cli_uint("--qd", optarg, 1, 1024, &v))
+			if (cli_count("--qd", optarg, 1, 1024, &o.qd))
 				return NVT_EXIT_USAGE;
-			o.qd = (unsigned)v;
 			break;
 		case 't':
 			if (cli_duration("--timeout", optarg, &o.timeout_ns))

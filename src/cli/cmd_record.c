@@ -35,18 +35,15 @@ static const char record_help[] =
 
 struct rec_cli {
 	bool json, quiet, tty;
-	uint64_t last_bytes, last_ns;
+	struct cli_meter meter;
 };
 
 static void progress(const struct nvt_record_stats *st, void *arg)
 {
 	struct rec_cli *c = arg;
-	double dt = (st->elapsed_ns - c->last_ns) / 1e9;
-	double inst = dt > 0 ? (st->bytes_written - c->last_bytes) / dt / 1e6 : 0;
-	double avg = st->elapsed_ns ? st->bytes_written / (st->elapsed_ns / 1e9) / 1e6 : 0;
+	double inst, avg;
 
-	c->last_bytes = st->bytes_written;
-	c->last_ns = st->elapsed_ns;
+	cli_meter_update(&c->meter, st->bytes_written, st->elapsed_ns, &inst, &avg);
 	if (c->quiet)
 		return;
 	fprintf(stderr,
@@ -147,7 +144,6 @@ int cmd_record(int argc, char **argv)
 	struct nvt_record_opts o;
 	struct nvt_record_result r;
 	struct rec_cli c = {0};
-	uint64_t v;
 	bool rate_given = false;
 	int opt, rc;
 
@@ -161,15 +157,8 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'r':
 			rate_given = true;
-			if (!strcmp(optarg, "max")) {
-				o.rate_bps = 0;
-				break;
-			}
-			if (cli_size("--rate", optarg, &o.rate_bps))
+			if (cli_rate(optarg, &o.rate_bps))
 				return NVT_EXIT_USAGE;
-			if (o.rate_bps < 16)
-				return cli_usage_error("--rate %s: at least 16 bytes/s, or max",
-						       optarg);
 			break;
 		case 'S':
 			if (cli_size("--size", optarg, &o.size_bytes))
@@ -184,22 +173,16 @@ int cmd_record(int argc, char **argv)
 				return cli_usage_error("--duration must be > 0");
 			break;
 		case 'c':
-			if (cli_size("--chunk", optarg, &o.chunk_bytes))
+			if (cli_chunk(optarg, &o.chunk_bytes))
 				return NVT_EXIT_USAGE;
-			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 ||
-			    o.chunk_bytes > (1u << 30))
-				return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G",
-						       optarg);
 			break;
 		case 'n':
-			if (cli_uint("--chunks", optarg, 2, 65536, &v))
+			if (cli_count("--chunks", optarg, 2, 65536, &o.chunks))
 				return NVT_EXIT_USAGE;
-			o.chunks = (unsigned)v;
 			break;
 		case 'Q':
-			if (cli_uint("--qd", optarg, 1, 1024, &v))
+			if (cli_count("--qd", optarg, 1, 1024, &o.qd))
 				return NVT_EXIT_USAGE;
-			o.qd = (unsigned)v;
 			break;
 		case 'e':
 			o.engine = optarg;

@@ -33,23 +33,7 @@ static void on_event(const struct nvt_check_event *e, void *arg)
 	if (c->quiet || c->printed[e->kind] >= c->max_errors)
 		return;
 	c->printed[e->kind]++;
-	switch (e->kind) {
-	case NVT_CHK_GAP:
-		printf("GAP at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
-		       ", found %" PRIu64 ", %" PRIu64 " beats missing\n",
-		       e->beat, e->offset, e->expected, e->lo, e->missing);
-		break;
-	case NVT_CHK_CORRUPT:
-		printf("CORRUPT beat %" PRIu64 " at file offset %" PRIu64 ": expected %" PRIu64
-		       ", lower 0x%016" PRIx64 " upper 0x%016" PRIx64 "\n",
-		       e->beat, e->offset, e->expected, e->lo, e->hi);
-		break;
-	case NVT_CHK_BACKWARD:
-		printf("BACKWARD at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
-		       ", found %" PRIu64 "\n",
-		       e->beat, e->offset, e->expected, e->lo);
-		break;
-	}
+	cli_print_check_event(stdout, e);
 }
 
 static void problems(const struct nvt_verify_result *r)
@@ -103,7 +87,6 @@ int cmd_verify(int argc, char **argv)
 	struct nvt_verify_result r;
 	struct ver_cli c = {.max_errors = 20};
 	bool json = false;
-	uint64_t v;
 	int opt, rc;
 
 	nvt_verify_opts_default(&o);
@@ -116,17 +99,12 @@ int cmd_verify(int argc, char **argv)
 				return NVT_EXIT_USAGE;
 			break;
 		case 'Q':
-			if (cli_uint("--qd", optarg, 1, 256, &v))
+			if (cli_count("--qd", optarg, 1, 256, &o.qd))
 				return NVT_EXIT_USAGE;
-			o.qd = (unsigned)v;
 			break;
 		case 'c':
-			if (cli_size("--chunk", optarg, &o.chunk_bytes))
+			if (cli_chunk(optarg, &o.chunk_bytes))
 				return NVT_EXIT_USAGE;
-			if (o.chunk_bytes < 4096 || o.chunk_bytes % 4096 ||
-			    o.chunk_bytes > (1u << 30))
-				return cli_usage_error("--chunk %s: a multiple of 4K from 4K to 1G",
-						       optarg);
 			break;
 		case 'j':
 			json = true;
