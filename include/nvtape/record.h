@@ -37,6 +37,7 @@ struct nvt_record_opts {
 	uint64_t checkpoint_ns; /* durable-length checkpoint interval, default 1 s */
 	uint64_t stats_ns;      /* progress callback interval, default 1 s, 0 = off */
 	int input_fd;           /* stdin source */
+	bool force; /* overwrite a block device that carries data (never a mounted one) */
 	const volatile sig_atomic_t *interrupt; /* set by a signal handler: stop cleanly */
 	void (*progress)(const struct nvt_record_stats *st, void *arg);
 	void (*notice)(const char *msg, void *arg); /* one-time notes (hugepages, ...) */

@@ -10,7 +10,8 @@
 
 static const char record_help[] =
 	"Usage: nvtape record [options] FILE\n"
-	"Record a stream to FILE (O_DIRECT, zero-copy from a hugepage ring).\n\n"
+	"Record a stream to FILE, a file or a raw block device (O_DIRECT, zero-copy from a\n"
+	"hugepage ring).\n\n"
 	"  --source tpg|stdin   tpg: test pattern {seq, ~seq} (default); stdin: bytes from\n"
 	"                       standard input, back-pressured (never drops)\n"
 	"  --rate R             test-pattern rate, e.g. 1500MB (10^6) or 1G (2^30) per second;\n"
@@ -25,6 +26,9 @@ static const char record_help[] =
 	"  --engine file|null   file: io_uring O_DIRECT (default); null: store nothing\n"
 	"  --format nvtape|fdrec  file format (fdrec: FPGA Drive Recorder v1, byte for byte)\n"
 	"  --timeout T          stall watchdog (default 10 s)\n"
+	"  --force              record onto a block device that carries a filesystem, RAID\n"
+	"                       superblock, partition table or recording (never a mounted\n"
+	"                       or held one)\n"
 	"  --stats T            live stats interval on stderr (default 1 s, 0 = off)\n"
 	"  --json               JSON summary on stdout instead of the human summary\n"
 	"  -q, --quiet          no banner and no live stats\n"
@@ -137,6 +141,7 @@ int cmd_record(int argc, char **argv)
 					   {"format", required_argument, 0, 'f'},
 					   {"timeout", required_argument, 0, 't'},
 					   {"stats", required_argument, 0, 'i'},
+					   {"force", no_argument, 0, 'F'},
 					   {"json", no_argument, 0, 'j'},
 					   {"quiet", no_argument, 0, 'q'},
 					   {"help", no_argument, 0, 'h'},
@@ -204,6 +209,9 @@ int cmd_record(int argc, char **argv)
 		case 'i':
 			if (cli_duration("--stats", optarg, &o.stats_ns))
 				return NVT_EXIT_USAGE;
+			break;
+		case 'F':
+			o.force = true;
 			break;
 		case 'j':
 			c.json = true;

@@ -484,7 +484,7 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		reserve = NVT_HEADER_SIZE + align_up((uint64_t)((unsigned __int128)o->rate_bps *
 								o->duration_ns / 1000000000ull),
 						     NVT_BLOCK);
-	if (use_file && nvt_target_check_output(o->path, size ? reserve : 0, err))
+	if (use_file && nvt_target_check_output(o->path, size ? reserve : 0, o->force, err))
 		return NVT_EXIT_RUNTIME;
 
 	if (nvt_ring_create(&r.ring, o->chunks, o->chunk_bytes, err))

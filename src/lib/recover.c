@@ -187,7 +187,7 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 		return NVT_EXIT_RUNTIME;
 	}
 	end = rec->data_offset + s.valid;
-	if (ftruncate(fd, (off_t)end)) {
+	if (!nvt_is_blockdev(fd) && ftruncate(fd, (off_t)end)) {
 		nvt_err_set(&res->err, errno, "ftruncate: %s", strerror(errno));
 		goto fail;
 	}

@@ -10,12 +10,63 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "probe.h"
 #include "sysutil.h"
 #include "target.h"
 
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
 #endif
+
+static int check_blockdev(const char *path, const struct stat *st, uint64_t need_bytes, bool force,
+			  struct nvt_err *err)
+{
+	char mnt[1024], what[128];
+	uint64_t size = 0;
+	int fd, rc;
+
+	if (nvt_blockdev_mounted(st->st_rdev, mnt, sizeof(mnt))) {
+		nvt_err_set(
+			err, EBUSY,
+			"%s is a block device mounted at %s: recording onto it would destroy "
+			"that filesystem; record to a file on it (e.g. %s/rec.nvt) or unmount it "
+			"first",
+			path, mnt, mnt);
+		return -EBUSY;
+	}
+	if (nvt_blockdev_holders(path, what, sizeof(what))) {
+		nvt_err_set(err, EBUSY,
+			    "%s is in use by %s (an md array or device-mapper target): stop that "
+			    "first (mdadm --stop /dev/%s or dmsetup remove)",
+			    path, what, what);
+		return -EBUSY;
+	}
+	rc = nvt_probe_device(path, what, sizeof(what));
+	if (rc < 0) {
+		nvt_err_set(err, -rc, "cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (rc > 0 && !force) {
+		nvt_err_set(err, EEXIST,
+			    "%s carries %s: recording onto it would destroy it; give --force to "
+			    "overwrite it",
+			    path, what);
+		return -EEXIST;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		struct nvt_err serr = {0};
+		nvt_fd_size(fd, &size, &serr);
+		close(fd);
+	}
+	if (need_bytes && size < need_bytes) {
+		nvt_err_set(err, ENOSPC,
+			    "%s holds %llu bytes, the recording needs %llu; lower --size", path,
+			    (unsigned long long)size, (unsigned long long)need_bytes);
+		return -ENOSPC;
+	}
+	return 0;
+}
 
 /* Open the output with O_DIRECT once, so an unsuitable filesystem is named before any memory
  * is set aside; a file created only for the probe is removed again. */
@@ -46,7 +97,7 @@ static int o_direct_probe(const char *path, struct nvt_err *err)
 	return 0; /* other errors are reported with more context below */
 }
 
-int nvt_target_check_output(const char *path, uint64_t need_bytes, struct nvt_err *err)
+int nvt_target_check_output(const char *path, uint64_t need_bytes, bool force, struct nvt_err *err)
 {
 	struct stat st;
 	struct statvfs vfs;
@@ -57,7 +108,6 @@ int nvt_target_check_output(const char *path, uint64_t need_bytes, struct nvt_er
 		return -EINVAL;
 	}
 	if (stat(path, &st) == 0) {
-		char mnt[1024];
 		if (S_ISDIR(st.st_mode)) {
 			nvt_err_set(
 				err, EISDIR,
@@ -65,21 +115,8 @@ int nvt_target_check_output(const char *path, uint64_t need_bytes, struct nvt_er
 				path, path);
 			return -EISDIR;
 		}
-		if (S_ISBLK(st.st_mode)) {
-			if (nvt_blockdev_mounted(st.st_rdev, mnt, sizeof(mnt))) {
-				nvt_err_set(err, EBUSY,
-					    "%s is a block device mounted at %s: recording onto it "
-					    "would destroy that filesystem; record to a file on it "
-					    "(e.g. %s/rec.nvt) or unmount it first",
-					    path, mnt, mnt);
-				return -EBUSY;
-			}
-			nvt_err_set(err, EOPNOTSUPP,
-				    "%s is a raw block device: this nvtape records to files on a "
-				    "filesystem; make one (mkfs.xfs %s) and record to a file on it",
-				    path, path);
-			return -EOPNOTSUPP;
-		}
+		if (S_ISBLK(st.st_mode))
+			return check_blockdev(path, &st, need_bytes, force, err);
 		if (!S_ISREG(st.st_mode)) {
 			nvt_err_set(err, EINVAL,
 				    "%s is not a regular file (a device, pipe or socket)", path);

@@ -68,6 +68,7 @@ make_loop() {
 	case "$2" in
 	xfs) mkfs.xfs -q -f "$dev" >/dev/null || fail "mkfs.xfs" ;;
 	ext4) mkfs.ext4 -q -F "$dev" >/dev/null || fail "mkfs.ext4" ;;
+	none) DEV=$dev; MNT=; return ;;
 	esac
 	mnt="$T/mnt.$(basename "$dev")"
 	mkdir -p "$mnt"
