@@ -27,13 +27,16 @@ struct nvt_io_done {
 	int64_t res; /* bytes transferred, or -errno */
 };
 
+struct nvt_layout;
+
 struct nvt_engine_params {
-	const char *path;
-	bool write;         /* open for recording (create/truncate) or for reading */
-	unsigned qd;        /* I/Os in flight at most */
-	uint64_t prealloc;  /* bytes to reserve up front (0 = unknown) */
-	void *bufs;         /* memory to register for zero-copy DMA (the ring) */
-	uint64_t buf_bytes; /* size of one registered buffer (a ring chunk) */
+	const char *path;                /* one file or device ... */
+	const struct nvt_layout *layout; /* ... or several members (stripe engine) */
+	bool write;                      /* open for recording (create/truncate) or for reading */
+	unsigned qd;                     /* I/Os in flight at most */
+	uint64_t prealloc;               /* bytes to reserve up front (0 = unknown) */
+	void *bufs;                      /* memory to register for zero-copy DMA (the ring) */
+	uint64_t buf_bytes;              /* size of one registered buffer (a ring chunk) */
 	unsigned nbufs;
 	int wake_fd; /* eventfd to watch alongside completions, -1 = none */
 };
@@ -82,5 +85,6 @@ void nvt_engine_close(struct nvt_engine *e);
 
 extern const struct nvt_engine_ops nvt_engine_file;
 extern const struct nvt_engine_ops nvt_engine_null;
+extern const struct nvt_engine_ops nvt_engine_stripe;
 
 #endif

@@ -54,11 +54,13 @@ struct __attribute__((packed)) nvt_header {
 	uint64_t index_offset;  /* 112 file offset of the index, 0 = none */
 	uint64_t index_bytes;   /* 120 index length */
 	uint32_t index_crc;     /* 128 CRC32C of the index bytes */
-	uint32_t reserved0;     /* 132 zero */
+	uint32_t members;       /* 132 striped members (0 or 1 = one file or device) */
 	uint64_t duration_ns;   /* 136 CLOCK_MONOTONIC recording time */
 	char hostname[64];      /* 144 NUL-padded */
 	char writer[32];        /* 208 "nvtape X.Y.Z", NUL-padded */
-	uint8_t reserved[3852]; /* 240 zero */
+	uint64_t stripe_bytes;  /* 240 RAID0 chunk of a striped recording */
+	uint64_t member_offset; /* 248 where the stripe starts on every member */
+	uint8_t reserved[3836]; /* 256 zero */
 	uint32_t header_crc;    /* 4092 CRC32C of bytes 0..4091 */
 };
 _Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SIZE, "nvt_header must be 4096 bytes");
@@ -132,6 +134,8 @@ struct nvt_recording {
 	uint64_t drop_count, drop_events, first_seq;
 	uint64_t index_offset, index_bytes;
 	uint32_t index_crc;
+	uint32_t members; /* striped over this many members (0/1: one) */
+	uint64_t stripe_bytes, member_offset;
 	char hostname[65];
 	char writer[33]; /* nvtape writer or fdrec target */
 	/* derived by nvt_recording_open() */
@@ -156,12 +160,13 @@ long nvt_index_encode(const struct nvt_drop_event *ev, uint64_t n, void *buf, si
 int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **ev, uint64_t *n,
 		     struct nvt_err *err);
 
-/* Open a recording for reading: header, derived lengths, consistency with the file size.
- * Returns an fd opened O_RDONLY (not O_DIRECT) or -1 with err set. */
-int nvt_recording_open(const char *path, struct nvt_recording *rec, struct nvt_err *err);
-/* Read the index of an opened recording (no index: *n = 0). */
-int nvt_recording_read_index(int fd, const struct nvt_recording *rec, struct nvt_drop_event **ev,
-			     uint64_t *n, struct nvt_err *err);
+struct nvt_layout;
+/* Read and check a recording's header: derived lengths, consistency with the file or member
+ * sizes. Returns 0, or -1 with err set. */
+int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, struct nvt_err *err);
+/* Read the index of a recording (no index: *n = 0). */
+int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_recording *rec,
+			     struct nvt_drop_event **ev, uint64_t *n, struct nvt_err *err);
 const char *nvt_source_kind_name(uint32_t kind);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "layout.h"
 #include "nvtape.h"
 #include "pattern.h"
 
@@ -24,13 +25,14 @@ struct nvt_play_stats {
 
 struct nvt_play_opts {
 	const char *path;
-	const char *sink;     /* checker (default for test pattern), stdout, null */
-	uint64_t rate_bps;    /* 0 = max */
-	uint64_t chunk_bytes; /* default 8 MiB */
-	unsigned chunks;      /* default 32 */
-	unsigned qd;          /* default 8 */
-	uint64_t loops;       /* passes over the file, 0 = until interrupted; default 1 */
-	uint64_t timeout_ns;  /* stall watchdog */
+	struct nvt_layout layout; /* several members when n > 0 */
+	const char *sink;         /* checker (default for test pattern), stdout, null */
+	uint64_t rate_bps;        /* 0 = max */
+	uint64_t chunk_bytes;     /* default 8 MiB */
+	unsigned chunks;          /* default 32 */
+	unsigned qd;              /* default 8 */
+	uint64_t loops;           /* passes over the file, 0 = until interrupted; default 1 */
+	uint64_t timeout_ns;      /* stall watchdog */
 	uint64_t stats_ns;
 	int out_fd; /* stdout sink */
 	const volatile sig_atomic_t *interrupt;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "layout.h"
 #include "nvtape.h"
 
 struct nvt_record_stats {
@@ -24,8 +25,9 @@ struct nvt_record_stats {
 
 struct nvt_record_opts {
 	const char *path;
-	const char *engine; /* "file" (default) or "null" */
-	const char *source; /* "tpg" (default) or "stdin" */
+	struct nvt_layout layout; /* several members when n > 0 (stripe engine) */
+	const char *engine;       /* "file" (default) or "null" */
+	const char *source;       /* "tpg" (default) or "stdin" */
 	enum nvt_file_format format;
 	uint64_t rate_bps;      /* 0 = unpaced */
 	uint64_t size_bytes;    /* 0 = no limit */

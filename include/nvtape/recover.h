@@ -6,10 +6,12 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "layout.h"
 #include "nvtape.h"
 
 struct nvt_recover_opts {
 	const char *path;
+	struct nvt_layout layout; /* several members when n > 0 */
 	uint64_t chunk_bytes;
 	unsigned chunks, qd;
 	void (*progress)(uint64_t done, uint64_t total, void *arg);

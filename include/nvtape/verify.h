@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "layout.h"
 #include "nvtape.h"
 #include "pattern.h"
 
@@ -23,10 +24,11 @@ enum nvt_verify_problem {
 };
 
 struct nvt_verify_opts {
-	const char *path;
-	uint64_t chunk_bytes; /* read size, default 8 MiB */
-	unsigned chunks;      /* read buffers, default 16 */
-	unsigned qd;          /* reads in flight, default 8 */
+	const char *path;         /* one file or device, or ... */
+	struct nvt_layout layout; /* ... several members (n > 0) */
+	uint64_t chunk_bytes;     /* read size, default 8 MiB */
+	unsigned chunks;          /* read buffers, default 16 */
+	unsigned qd;              /* reads in flight, default 8 */
 	/* events (offset = file offset), called for every gap / corrupt / backward beat */
 	void (*on_event)(const struct nvt_check_event *ev, void *arg);
 	void (*progress)(uint64_t done, uint64_t total, void *arg);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "nvtape/format.h"
+#include "nvtape/layout.h"
 #include "nvtape/nvtape.h"
 #include "nvtape/pattern.h"
 
@@ -34,6 +35,22 @@ int cli_chunk(const char *val, uint64_t *out);
 int cli_rate(const char *val, uint64_t *out);
 /* a count option (--chunks, --qd) within [min, max] */
 int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out);
+/* The FILE arguments: one file or device, or several members striped in the md RAID0 layout
+ * (--stripe, default 512K; --member-offset). Returns 0 or NVT_EXIT_USAGE. */
+int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t stripe,
+	       uint64_t member_offset);
+#define CLI_LAYOUT_OPTIONS                                                                         \
+	{"stripe", required_argument, 0, 'Z'},                                                     \
+	{                                                                                          \
+		"member-offset", required_argument, 0, 'O'                                         \
+	}
+#define CLI_LAYOUT_HELP                                                                            \
+	"  --stripe B           FILE... are members striped in the md RAID0 layout with\n"         \
+	"                       B-byte chunks (default 512K when several are given)\n"             \
+	"  --member-offset B    the stripe starts B bytes into every member (the md data\n"        \
+	"                       offset that mdadm --examine reports, when writing the\n"           \
+	"                       members of an md array directly)\n"
+
 /* instant (since the last call) and average MB/s for the live stats lines */
 struct cli_meter {
 	uint64_t last_bytes, last_ns;

@@ -120,6 +120,29 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
 	return 0;
 }
 
+int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t stripe,
+	       uint64_t member_offset)
+{
+	struct nvt_err err = {0};
+	int n = argc - first;
+
+	memset(l, 0, sizeof(*l));
+	if (n < 1)
+		return cli_usage_error("a FILE (or several striped members) is required");
+	if (n > NVT_MAX_MEMBERS)
+		return cli_usage_error("%d files: at most %d striped members", n, NVT_MAX_MEMBERS);
+	if (n == 1 && stripe)
+		return cli_usage_error("--stripe needs two or more members");
+	l->n = (unsigned)n;
+	for (int i = 0; i < n; i++)
+		l->path[i] = argv[first + i];
+	l->stripe = n > 1 ? (stripe ? stripe : 512u << 10) : 0;
+	l->member_offset = member_offset;
+	if (nvt_layout_check(l, &err))
+		return cli_usage_error("%s", err.msg);
+	return 0;
+}
+
 void cli_meter_update(struct cli_meter *m, uint64_t bytes, uint64_t elapsed_ns, double *inst,
 		      double *avg)
 {

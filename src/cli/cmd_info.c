@@ -7,47 +7,51 @@
 
 #include "cli.h"
 
-static const char info_help[] = "Usage: nvtape info [--json] FILE\n"
-				"Print the header and the drop index of a recording (nvtape or "
-				"FPGA Drive Recorder v1).\n\n"
-				"  --json       JSON on stdout\n"
-				"  -h, --help\n\n" EXIT_CODES_HELP;
+static const char info_help[] =
+	"Usage: nvtape info [--json] [--stripe B] FILE...\n"
+	"Print the header and the drop index of a recording (nvtape or "
+	"FPGA Drive Recorder v1).\n\n"
+	"  --json       JSON on stdout\n" CLI_LAYOUT_HELP "  -h, --help\n\n" EXIT_CODES_HELP;
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	static const struct option lo[] = {{"json", no_argument, 0, 'j'},
+					   CLI_LAYOUT_OPTIONS,
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
+	struct nvt_layout L;
+	uint64_t stripe = 0, member_off = 0;
 	struct nvt_recording rec;
 	struct nvt_err err = {0};
 	struct nvt_drop_event *ev = NULL;
 	uint64_t n = 0;
 	bool json = false;
-	int opt, fd;
+	int opt;
 
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		if (opt == 'j')
 			json = true;
+		else if (opt == 'Z' && !cli_size("--stripe", optarg, &stripe))
+			continue;
+		else if (opt == 'O' && !cli_size("--member-offset", optarg, &member_off))
+			continue;
+		else if (opt == 'Z' || opt == 'O')
+			return NVT_EXIT_USAGE;
 		else if (opt == 'h') {
 			fputs(info_help, stdout);
 			return NVT_EXIT_OK;
 		} else
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 	}
-	if (argc - optind != 1)
-		return cli_usage_error("exactly one FILE is required");
-	fd = nvt_recording_open(argv[optind], &rec, &err);
-	if (fd < 0) {
+	if (cli_layout(&L, argc, argv, optind, stripe, member_off))
+		return NVT_EXIT_USAGE;
+	if (nvt_recording_open(&L, &rec, &err) ||
+	    (rec.complete && nvt_recording_read_index(&L, &rec, &ev, &n, &err))) {
 		cli_error("%s", err.msg);
 		return NVT_EXIT_RUNTIME;
 	}
-	if (rec.complete && nvt_recording_read_index(fd, &rec, &ev, &n, &err)) {
-		close(fd);
-		cli_error("%s", err.msg);
-		return NVT_EXIT_RUNTIME;
-	}
-	close(fd);
 	if (json) {
 		printf("{\"path\":");
 		cli_json_str(stdout, argv[optind]);
@@ -60,7 +64,8 @@ int cmd_info(int argc, char **argv)
 			       i ? "," : "", ev[i].data_offset, ev[i].beats, ev[i].time_ns);
 		printf("]}\n");
 	} else {
-		cli_print_recording(stdout, argv[optind], &rec);
+		char name[512];
+		cli_print_recording(stdout, nvt_layout_name(&L, name, sizeof(name)), &rec);
 		if (n)
 			printf("  drop events     (data offset, beats, time since start)\n");
 		for (uint64_t i = 0; i < n; i++)

@@ -10,7 +10,7 @@
 #include "nvtape/play.h"
 
 static const char play_help[] =
-	"Usage: nvtape play [options] FILE\n"
+	"Usage: nvtape play [options] FILE...\n"
 	"Play a recording into a sink at a programmed rate: O_DIRECT reads, several in flight,\n"
 	"in file order into the ring, which is full before the sink starts.\n\n"
 	"  --sink checker|stdout|null  checker: check every beat of a test-pattern recording\n"
@@ -24,7 +24,7 @@ static const char play_help[] =
 	"  --timeout T          stall watchdog for the reads (default 10 s)\n"
 	"  --stats T            live stats interval on stderr (default 1 s, 0 = off)\n"
 	"  --json               JSON summary instead of the human summary\n"
-	"  -q, --quiet          no banner, no live stats, no event lines\n"
+	"  -q, --quiet          no banner, no live stats, no event lines\n" CLI_LAYOUT_HELP
 	"  -h, --help\n\n"
 	"When the sink is due to take data and none is there, that is an underflow: counted,\n"
 	"never hidden; the sink keeps its schedule. A stdout reader slower than --rate shows up\n"
@@ -180,12 +180,14 @@ int cmd_play(int argc, char **argv)
 					   {"max-errors", required_argument, 0, 'm'},
 					   {"json", no_argument, 0, 'j'},
 					   {"quiet", no_argument, 0, 'q'},
+					   CLI_LAYOUT_OPTIONS,
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	struct nvt_play_opts o;
 	struct nvt_play_result r;
 	struct play_cli c = {.max_errors = 20};
 	bool json = false;
+	uint64_t stripe = 0, member_off = 0;
 	int opt, rc;
 
 	nvt_play_opts_default(&o);
@@ -239,6 +241,14 @@ int cmd_play(int argc, char **argv)
 		case 'q':
 			c.quiet = true;
 			break;
+		case 'Z':
+			if (cli_size("--stripe", optarg, &stripe))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'O':
+			if (cli_size("--member-offset", optarg, &member_off))
+				return NVT_EXIT_USAGE;
+			break;
 		case 'h':
 			fputs(play_help, stdout);
 			return NVT_EXIT_OK;
@@ -248,8 +258,8 @@ int cmd_play(int argc, char **argv)
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (argc - optind != 1)
-		return cli_usage_error("exactly one FILE is required");
+	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off))
+		return NVT_EXIT_USAGE;
 	o.path = argv[optind];
 	c.rep = o.sink && !strcmp(o.sink, "stdout") ? stderr : stdout;
 	if (c.rep == stderr && isatty(1))

@@ -9,7 +9,7 @@
 #include "nvtape/record.h"
 
 static const char record_help[] =
-	"Usage: nvtape record [options] FILE\n"
+	"Usage: nvtape record [options] FILE...\n"
 	"Record a stream to FILE, a file or a raw block device (O_DIRECT, zero-copy from a\n"
 	"hugepage ring).\n\n"
 	"  --source tpg|stdin   tpg: test pattern {seq, ~seq} (default); stdin: bytes from\n"
@@ -31,8 +31,7 @@ static const char record_help[] =
 	"                       or held one)\n"
 	"  --stats T            live stats interval on stderr (default 1 s, 0 = off)\n"
 	"  --json               JSON summary on stdout instead of the human summary\n"
-	"  -q, --quiet          no banner and no live stats\n"
-	"  -h, --help\n\n"
+	"  -q, --quiet          no banner and no live stats\n" CLI_LAYOUT_HELP "  -h, --help\n\n"
 	"A source that cannot be stalled (tpg at a --rate) drops beats when the storage falls\n"
 	"behind: they are counted, their positions indexed, and the exit code is "
 	"2.\n\n" EXIT_CODES_HELP;
@@ -144,12 +143,14 @@ int cmd_record(int argc, char **argv)
 					   {"force", no_argument, 0, 'F'},
 					   {"json", no_argument, 0, 'j'},
 					   {"quiet", no_argument, 0, 'q'},
+					   CLI_LAYOUT_OPTIONS,
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	struct nvt_record_opts o;
 	struct nvt_record_result r;
 	struct rec_cli c = {0};
 	bool rate_given = false;
+	uint64_t stripe = 0, member_off = 0;
 	int opt, rc;
 
 	nvt_record_opts_default(&o);
@@ -219,6 +220,14 @@ int cmd_record(int argc, char **argv)
 		case 'q':
 			c.quiet = true;
 			break;
+		case 'Z':
+			if (cli_size("--stripe", optarg, &stripe))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'O':
+			if (cli_size("--member-offset", optarg, &member_off))
+				return NVT_EXIT_USAGE;
+			break;
 		case 'h':
 			fputs(record_help, stdout);
 			return NVT_EXIT_OK;
@@ -228,8 +237,8 @@ int cmd_record(int argc, char **argv)
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (argc - optind != 1)
-		return cli_usage_error("exactly one output FILE is required");
+	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off))
+		return NVT_EXIT_USAGE;
 	o.path = argv[optind];
 	if (strcmp(o.source, "tpg") && strcmp(o.source, "stdin"))
 		return cli_usage_error("--source must be tpg or stdin");

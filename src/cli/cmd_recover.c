@@ -7,17 +7,19 @@
 #include "nvtape/recover.h"
 
 static const char recover_help[] =
-	"Usage: nvtape recover FILE\n"
+	"Usage: nvtape recover [--stripe B] FILE...\n"
 	"Finalize a recording whose writer died (crash, kill -9, power loss): keep the data\n"
 	"the last checkpoint made durable (nvtape writes one every second), plus test-pattern\n"
 	"blocks that continue it exactly; rebuild the drop index from the pattern's gaps;\n"
 	"trim the rest; mark the header complete and recovered. FPGA Drive Recorder files keep\n"
-	"everything up to their last non-zero 4 KiB block. A complete file is left as it is.\n\n"
-	"  -h, --help\n\n" EXIT_CODES_HELP;
+	"everything up to their last non-zero 4 KiB block. A complete file is left as it "
+	"is.\n\n" CLI_LAYOUT_HELP "  -h, --help\n\n" EXIT_CODES_HELP;
 
 int cmd_recover(int argc, char **argv)
 {
-	static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	static const struct option lo[] = {
+		CLI_LAYOUT_OPTIONS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	uint64_t stripe = 0, member_off = 0;
 	struct nvt_recover_opts o;
 	struct nvt_recover_result r;
 	int opt, rc;
@@ -30,10 +32,16 @@ int cmd_recover(int argc, char **argv)
 			fputs(recover_help, stdout);
 			return NVT_EXIT_OK;
 		}
+		if (opt == 'Z' || opt == 'O') {
+			if (cli_size(opt == 'Z' ? "--stripe" : "--member-offset", optarg,
+				     opt == 'Z' ? &stripe : &member_off))
+				return NVT_EXIT_USAGE;
+			continue;
+		}
 		return cli_usage_error("unknown option %s", argv[optind - 1]);
 	}
-	if (argc - optind != 1)
-		return cli_usage_error("exactly one FILE is required");
+	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off))
+		return NVT_EXIT_USAGE;
 	o.path = argv[optind];
 	o.notice = cli_note;
 	o.progress = cli_progress_bytes;

@@ -8,7 +8,7 @@
 #include "nvtape/verify.h"
 
 static const char verify_help[] =
-	"Usage: nvtape verify [options] FILE\n"
+	"Usage: nvtape verify [options] FILE...\n"
 	"Check a recording: header, sizes, drop index, and for test-pattern recordings every\n"
 	"beat (gaps, corrupt beats, backward jumps), and that the gap beats equal the header's\n"
 	"drop count at exactly the indexed positions. Reads with O_DIRECT, several in flight.\n"
@@ -17,7 +17,7 @@ static const char verify_help[] =
 	"  --qd Q           reads in flight (default 8)\n"
 	"  --chunk B        read size (default 8M)\n"
 	"  --json           JSON summary on stdout\n"
-	"  -q, --quiet      no progress and no event lines\n"
+	"  -q, --quiet      no progress and no event lines\n" CLI_LAYOUT_HELP
 	"  -h, --help\n\n" EXIT_CODES_HELP;
 
 struct ver_cli {
@@ -81,12 +81,14 @@ int cmd_verify(int argc, char **argv)
 					   {"chunk", required_argument, 0, 'c'},
 					   {"json", no_argument, 0, 'j'},
 					   {"quiet", no_argument, 0, 'q'},
+					   CLI_LAYOUT_OPTIONS,
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	struct nvt_verify_opts o;
 	struct nvt_verify_result r;
 	struct ver_cli c = {.max_errors = 20};
 	bool json = false;
+	uint64_t stripe = 0, member_off = 0;
 	int opt, rc;
 
 	nvt_verify_opts_default(&o);
@@ -112,6 +114,14 @@ int cmd_verify(int argc, char **argv)
 		case 'q':
 			c.quiet = true;
 			break;
+		case 'Z':
+			if (cli_size("--stripe", optarg, &stripe))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'O':
+			if (cli_size("--member-offset", optarg, &member_off))
+				return NVT_EXIT_USAGE;
+			break;
 		case 'h':
 			fputs(verify_help, stdout);
 			return NVT_EXIT_OK;
@@ -121,8 +131,8 @@ int cmd_verify(int argc, char **argv)
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (argc - optind != 1)
-		return cli_usage_error("exactly one FILE is required");
+	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off))
+		return NVT_EXIT_USAGE;
 	if (o.qd * 2 > o.chunks)
 		o.chunks = o.qd * 2;
 	o.path = argv[optind];

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "nvtape/format.h"
+#include "nvtape/layout.h"
 #include "sysutil.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -56,6 +57,9 @@ void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *h)
 	h->index_bytes = rec->index_bytes;
 	h->index_crc = rec->index_crc;
 	h->duration_ns = rec->duration_ns;
+	h->members = rec->members;
+	h->stripe_bytes = rec->stripe_bytes;
+	h->member_offset = rec->member_offset;
 	copy_str(h->hostname, sizeof(h->hostname), rec->hostname);
 	copy_str(h->writer, sizeof(h->writer), rec->writer);
 	h->header_crc = nvt_crc32c(0, h, offsetof(struct nvt_header, header_crc));
@@ -165,6 +169,9 @@ int nvt_header_decode(const void *buf, size_t len, struct nvt_recording *rec, st
 	rec->index_offset = h->index_offset;
 	rec->index_bytes = h->index_bytes;
 	rec->index_crc = h->index_crc;
+	rec->members = h->members;
+	rec->stripe_bytes = h->stripe_bytes;
+	rec->member_offset = h->member_offset;
 	take_str(rec->hostname, sizeof(rec->hostname), h->hostname, sizeof(h->hostname));
 	take_str(rec->writer, sizeof(rec->writer), h->writer, sizeof(h->writer));
 	return 0;
@@ -259,68 +266,111 @@ const char *nvt_source_kind_name(uint32_t kind)
 	}
 }
 
-int nvt_recording_open(const char *path, struct nvt_recording *rec, struct nvt_err *err)
+/* A complete recording must fill exactly what its header accounts for: every member file holds
+ * its share of [0, end); a device at least that much. */
+static int check_extent(const struct nvt_layout *l, const int *fd, const struct nvt_recording *rec,
+			uint64_t end, const char *name, struct nvt_err *err)
 {
-	uint8_t *buf;
-	ssize_t n;
-	uint64_t size;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not hang us */
-	struct nvt_err serr = {0};
+	for (unsigned m = 0; m < l->n; m++) {
+		uint64_t have = 0, want = l->member_offset + nvt_layout_share(l, m, end);
+		struct nvt_err serr = {0};
+		if (nvt_fd_size(fd[m], &have, &serr))
+			continue;
+		if (have < want) {
+			nvt_err_set(
+				err, EPROTO,
+				"%s: %s holds %llu bytes but the header says %llu: the file was "
+				"truncated or copied incompletely",
+				name, l->path[m], (unsigned long long)have,
+				(unsigned long long)want);
+			return -EPROTO;
+		}
+		if (have > want && rec->format == NVT_FMT_NVTAPE && !nvt_is_blockdev(fd[m])) {
+			nvt_err_set(
+				err, EPROTO,
+				"%s: %s holds %llu bytes, the header accounts for %llu: the file "
+				"was appended to or the header is stale",
+				name, l->path[m], (unsigned long long)have,
+				(unsigned long long)want);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
 
-	if (fd < 0) {
-		nvt_err_set(err, errno, "cannot open %s: %s", path, strerror(errno));
+int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, struct nvt_err *err)
+{
+	int fd[NVT_MAX_MEMBERS];
+	uint8_t *buf;
+	uint64_t size, hl;
+	bool blockdev;
+	char name[512];
+	struct nvt_err serr = {0};
+	int rc = -1;
+
+	nvt_layout_name(l, name, sizeof(name));
+	if (nvt_layout_check(l, err))
 		return -1;
-	}
-	if (nvt_fd_size(fd, &size, &serr)) {
-		nvt_err_set(err, serr.code, "%s: %s", path, serr.msg);
-		close(fd);
+	/* O_NONBLOCK: a FIFO given by mistake must not hang us */
+	if (nvt_layout_open(l, O_RDONLY | O_NONBLOCK, fd, err))
 		return -1;
-	}
 	buf = calloc(1, NVT_HEADER_SIZE);
 	if (!buf) {
-		close(fd);
 		nvt_err_set(err, ENOMEM, "out of memory");
-		return -1;
+		goto out;
 	}
-	n = pread(fd, buf, NVT_HEADER_SIZE, 0);
-	if (n < 0) {
-		nvt_err_set(err, errno, "cannot read the header of %s: %s", path, strerror(errno));
-		goto fail;
+	if (nvt_layout_size(l, fd, &size, &blockdev, &serr)) {
+		nvt_err_set(err, serr.code, "%s", serr.msg);
+		goto out;
 	}
-	if (nvt_header_decode(buf, (size_t)n, rec, err))
-		goto fail;
-	free(buf);
+	hl = size < NVT_HEADER_SIZE ? size : NVT_HEADER_SIZE;
+	if (hl && nvt_layout_pread(l, fd, buf, hl, 0)) {
+		nvt_err_set(err, EIO, "cannot read the header of %s", name);
+		goto out;
+	}
+	if (nvt_header_decode(buf, (size_t)hl, rec, err))
+		goto out;
 	rec->file_bytes = size;
 	rec->complete = (rec->flags & NVT_FLAG_COMPLETE) != 0;
+	/* a stripe read through md (or any assembled image) is one device holding it all; one
+	 * member alone is too short for what its header describes */
+	bool assembled =
+		l->n == 1 && rec->members > 1 &&
+		size >= rec->data_offset + (rec->complete ? rec->data_bytes : rec->durable_bytes);
+	if ((rec->members > 1 || l->n > 1) && !assembled &&
+	    (rec->members != l->n || rec->stripe_bytes != l->stripe ||
+	     rec->member_offset != l->member_offset)) {
+		if (rec->members > 1)
+			nvt_err_set(
+				err, EINVAL,
+				"%s: the recording is striped over %u members with %llu KiB "
+				"chunks, %llu bytes into each: give all %u members with --stripe "
+				"%lluK --member-offset %llu",
+				name, rec->members, (unsigned long long)(rec->stripe_bytes >> 10),
+				(unsigned long long)rec->member_offset, rec->members,
+				(unsigned long long)(rec->stripe_bytes >> 10),
+				(unsigned long long)rec->member_offset);
+		else
+			nvt_err_set(
+				err, EINVAL,
+				"%s: %s is a single-file recording, not a stripe: give it alone",
+				name, l->path[0]);
+		goto out;
+	}
 	if (rec->complete) {
 		uint64_t end = rec->data_offset + rec->data_bytes;
 		if (rec->index_bytes && rec->index_offset < end) {
 			nvt_err_set(
 				err, EPROTO,
 				"%s: header places the index (%llu) inside the data (ends %llu)",
-				path, (unsigned long long)rec->index_offset,
+				name, (unsigned long long)rec->index_offset,
 				(unsigned long long)end);
-			close(fd);
-			return -1;
+			goto out;
 		}
 		if (rec->index_bytes)
 			end = rec->index_offset + rec->index_bytes;
-		if (size < end) {
-			nvt_err_set(err, EPROTO,
-				    "%s: file holds %llu bytes but the header says %llu: the file "
-				    "was truncated or copied incompletely",
-				    path, (unsigned long long)size, (unsigned long long)end);
-			close(fd);
-			return -1;
-		}
-		if (size > end && rec->format == NVT_FMT_NVTAPE && !nvt_is_blockdev(fd)) {
-			nvt_err_set(err, EPROTO,
-				    "%s: file holds %llu bytes, the header accounts for %llu: the "
-				    "file was appended to or the header is stale",
-				    path, (unsigned long long)size, (unsigned long long)end);
-			close(fd);
-			return -1;
-		}
+		if (check_extent(l, fd, rec, end, name, err))
+			goto out;
 		rec->valid_bytes = rec->data_bytes;
 	} else if (rec->format == NVT_FMT_NVTAPE) {
 		rec->valid_bytes = rec->durable_bytes;
@@ -328,28 +378,27 @@ int nvt_recording_open(const char *path, struct nvt_recording *rec, struct nvt_e
 			nvt_err_set(err, EPROTO,
 				    "%s: incomplete recording whose checkpoint (%llu data bytes) "
 				    "lies beyond the end of the file (%llu bytes)",
-				    path, (unsigned long long)rec->durable_bytes,
+				    name, (unsigned long long)rec->durable_bytes,
 				    (unsigned long long)size);
-			close(fd);
-			return -1;
+			goto out;
 		}
 	} else {
 		/* fdrec never checkpoints: everything after the header is candidate data */
 		rec->valid_bytes = size > NVT_HEADER_SIZE ? size - NVT_HEADER_SIZE : 0;
 		rec->valid_bytes -= rec->valid_bytes % NVT_BEAT_BYTES;
 	}
-	return fd;
-fail:
+	rc = 0;
+out:
 	free(buf);
-	close(fd);
-	return -1;
+	nvt_layout_close(l, fd);
+	return rc;
 }
 
-int nvt_recording_read_index(int fd, const struct nvt_recording *rec, struct nvt_drop_event **ev,
-			     uint64_t *n, struct nvt_err *err)
+int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_recording *rec,
+			     struct nvt_drop_event **ev, uint64_t *n, struct nvt_err *err)
 {
+	int fd[NVT_MAX_MEMBERS];
 	uint8_t *buf;
-	ssize_t got;
 	int rc;
 
 	*ev = NULL;
@@ -366,21 +415,21 @@ int nvt_recording_read_index(int fd, const struct nvt_recording *rec, struct nvt
 		nvt_err_set(err, ENOMEM, "out of memory for the index");
 		return -ENOMEM;
 	}
-	got = pread(fd, buf, rec->index_bytes, (off_t)rec->index_offset);
-	if (got != (ssize_t)rec->index_bytes) {
-		nvt_err_set(err, got < 0 ? errno : EPROTO,
-			    "cannot read the index (%llu bytes at %llu)",
-			    (unsigned long long)rec->index_bytes,
-			    (unsigned long long)rec->index_offset);
-		free(buf);
-		return -EIO;
+	rc = nvt_layout_open(l, O_RDONLY, fd, err);
+	if (!rc) {
+		rc = nvt_layout_pread(l, fd, buf, rec->index_bytes, rec->index_offset);
+		nvt_layout_close(l, fd);
+		if (rc)
+			nvt_err_set(err, -rc, "cannot read the index (%llu bytes at %llu): %s",
+				    (unsigned long long)rec->index_bytes,
+				    (unsigned long long)rec->index_offset, strerror(-rc));
 	}
-	if (nvt_crc32c(0, buf, rec->index_bytes) != rec->index_crc) {
+	if (!rc && nvt_crc32c(0, buf, rec->index_bytes) != rec->index_crc) {
 		nvt_err_set(err, EPROTO, "index CRC mismatch: the index is damaged");
-		free(buf);
-		return -EPROTO;
+		rc = -EPROTO;
 	}
-	rc = nvt_index_decode(buf, rec->index_bytes, ev, n, err);
+	if (!rc)
+		rc = nvt_index_decode(buf, rec->index_bytes, ev, n, err);
 	free(buf);
 	return rc;
 }

@@ -35,6 +35,7 @@ struct player {
 	struct nvt_sink sink;
 	uint64_t valid, per_pass, total, issued, published;
 	uint8_t *done;
+	struct nvt_layout layout;
 	bool sink_started, closed, failed;
 	uint64_t t_read0, t_read_end;
 };
@@ -115,21 +116,17 @@ static void fill_stats(struct player *p, struct nvt_play_stats *st, uint64_t now
 	st->passes = p->sink.passes;
 }
 
-static int open_recording(const struct nvt_play_opts *o, struct nvt_play_result *res,
-			  const struct nvt_sink_ops **sops)
+static int open_recording(const struct nvt_play_opts *o, const struct nvt_layout *L,
+			  struct nvt_play_result *res, const struct nvt_sink_ops **sops)
 {
 	struct nvt_recording *rec = &res->rec;
 	struct nvt_drop_event *ev = NULL;
 	uint64_t nev = 0, after = 0;
-	int fd = nvt_recording_open(o->path, rec, &res->err);
 
-	if (fd < 0)
+	if (nvt_recording_open(L, rec, &res->err))
 		return NVT_EXIT_RUNTIME;
-	if (rec->complete && nvt_recording_read_index(fd, rec, &ev, &nev, &res->err)) {
-		close(fd);
+	if (rec->complete && nvt_recording_read_index(L, rec, &ev, &nev, &res->err))
 		return NVT_EXIT_RUNTIME;
-	}
-	close(fd);
 	for (uint64_t i = 0; i < nev; i++)
 		if (ev[i].data_offset >= rec->valid_bytes)
 			after += ev[i].beats;
@@ -274,7 +271,8 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 	memset(res, 0, sizeof(*res));
 	memset(&p, 0, sizeof(p));
 	p.ring.prod_efd = p.ring.cons_efd = -1;
-	rc = open_recording(o, res, &sops);
+	nvt_layout_resolve(&o->layout, o->path, &p.layout);
+	rc = open_recording(o, &p.layout, res, &sops);
 	if (rc)
 		return rc;
 	oo.sink = sops->name;
@@ -288,7 +286,8 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 	if (p.ring.notice[0])
 		notice(o, "%s", p.ring.notice);
 	atomic_store(&p.ring.prod_waiting, 1); /* the reader wants every release */
-	ep.path = o->path;
+	ep.path = p.layout.path[0];
+	ep.layout = &p.layout;
 	ep.qd = o->qd < o->chunks ? o->qd : o->chunks;
 	ep.bufs = p.ring.mem;
 	ep.buf_bytes = o->chunk_bytes;
@@ -300,7 +299,7 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 		nvt_err_set(&res->err, ENOMEM, "out of memory");
 		goto out;
 	}
-	if (nvt_engine_open(&p.eng, "file", &ep, &res->err))
+	if (nvt_engine_open(&p.eng, p.layout.n > 1 ? "stripe" : "file", &ep, &res->err))
 		goto out;
 	prctl(PR_SET_NAME, "nvt-read");
 	c0 = nvt_thread_cpu_ns();

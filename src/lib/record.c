@@ -53,6 +53,7 @@ struct recorder {
 	struct nvt_ring ring;
 	struct nvt_engine eng;
 	struct nvt_source src;
+	struct nvt_layout layout;
 	const struct nvt_source_ops *sops;
 	struct nvt_recording rec;
 	void *hdr;      /* 4 KiB aligned: header image for synchronous writes */
@@ -484,21 +485,31 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		reserve = NVT_HEADER_SIZE + align_up((uint64_t)((unsigned __int128)o->rate_bps *
 								o->duration_ns / 1000000000ull),
 						     NVT_BLOCK);
-	if (use_file && nvt_target_check_output(o->path, size ? reserve : 0, o->force, err))
-		return NVT_EXIT_RUNTIME;
+	nvt_layout_resolve(&o->layout, o->path, &r.layout);
+	if (nvt_layout_check(&r.layout, err))
+		return NVT_EXIT_USAGE;
+	for (unsigned m = 0; use_file && m < r.layout.n; m++) {
+		uint64_t need =
+			size ? r.layout.member_offset + nvt_layout_share(&r.layout, m, reserve) : 0;
+		if (nvt_target_check_output(r.layout.path[m], need, o->force, err))
+			return NVT_EXIT_RUNTIME;
+	}
 
 	if (nvt_ring_create(&r.ring, o->chunks, o->chunk_bytes, err))
 		goto out;
 	if (r.ring.notice[0])
 		notice(&r, "%s", r.ring.notice);
-	ep.path = o->path;
+	ep.path = r.layout.path[0];
+	ep.layout = &r.layout;
 	ep.write = true;
 	ep.qd = o->qd;
 	ep.bufs = r.ring.mem;
 	ep.buf_bytes = o->chunk_bytes;
 	ep.nbufs = o->chunks;
 	ep.wake_fd = r.ring.cons_efd;
-	if (nvt_engine_open(&r.eng, o->engine, &ep, err))
+	if (nvt_engine_open(&r.eng,
+			    r.layout.n > 1 && !strcmp(o->engine, "file") ? "stripe" : o->engine,
+			    &ep, err))
 		goto out;
 	snprintf(res->engine_desc, sizeof(res->engine_desc), "%s", r.eng.desc);
 	if (r.eng.can_reserve) {
@@ -532,6 +543,11 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	r.rec.source_kind = r.sops->kind;
 	r.rec.chunk_bytes = (uint32_t)o->chunk_bytes;
 	r.rec.chunk_count = o->chunks;
+	if (r.layout.n > 1) {
+		r.rec.members = r.layout.n;
+		r.rec.stripe_bytes = r.layout.stripe;
+		r.rec.member_offset = r.layout.member_offset;
+	}
 	r.rec.rate_bps = o->rate_bps;
 	r.rec.start_ns = nvt_real_ns();
 	nvt_hostname(r.rec.hostname, sizeof(r.rec.hostname));
@@ -598,8 +614,8 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		exitc = r.rec.drop_count ? NVT_EXIT_DATA : NVT_EXIT_OK;
 	goto out;
 out_unlink:
-	if (use_file)
-		unlink(o->path);
+	for (unsigned m = 0; use_file && m < r.layout.n; m++)
+		unlink(r.layout.path[m]);
 out:
 	nvt_source_free(&r.src);
 	nvt_engine_close(&r.eng);

@@ -104,15 +104,15 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len, uint64_t off, struct nvt_err *err)
+static int write_all(const struct nvt_layout *l, const int *fd, const void *buf, size_t len,
+		     uint64_t off, struct nvt_err *err)
 {
-	ssize_t n = pwrite(fd, buf, len, (off_t)off);
-	if (n != (ssize_t)len) {
-		nvt_err_set(err, n < 0 ? errno : EIO, "write of %zu bytes at %llu: %s", len,
-			    (unsigned long long)off, n < 0 ? strerror(errno) : "short write");
-		return -EIO;
-	}
-	return 0;
+	int rc = nvt_layout_pwrite(l, fd, buf, len, off);
+
+	if (rc)
+		nvt_err_set(err, -rc, "write of %zu bytes at %llu: %s", len,
+			    (unsigned long long)off, strerror(-rc));
+	return rc;
 }
 
 int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res)
@@ -122,13 +122,13 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	struct nvt_scan_stats ss;
 	uint64_t data_avail, end;
 	uint8_t hdr[NVT_HEADER_SIZE];
-	int fd;
+	int fd[NVT_MAX_MEMBERS];
+	struct nvt_layout L;
 
 	memset(res, 0, sizeof(*res));
-	fd = nvt_recording_open(o->path, &res->before, &res->err);
-	if (fd < 0)
+	nvt_layout_resolve(&o->layout, o->path, &L);
+	if (nvt_recording_open(&L, &res->before, &res->err))
 		return NVT_EXIT_RUNTIME;
-	close(fd);
 	*rec = res->before;
 	if (rec->complete) {
 		res->already_complete = true;
@@ -143,7 +143,7 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	s.chk.arg = &s;
 	nvt_checker_init(&s.chk, rec->first_seq);
 	if (rec->source_kind == NVT_SRC_TPG || rec->format == NVT_FMT_FDREC) {
-		struct nvt_scan_opts so = {.path = o->path,
+		struct nvt_scan_opts so = {.layout = &L,
 					   .offset = rec->data_offset,
 					   .len = data_avail - data_avail % 4096,
 					   .chunk_bytes = o->chunk_bytes,
@@ -179,17 +179,18 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	rec->index_offset = rec->index_bytes = 0;
 	rec->index_crc = 0;
 
-	fd = open(o->path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		nvt_err_set(&res->err, errno, "cannot open %s for writing: %s", o->path,
-			    strerror(errno));
+	if (nvt_layout_open(&L, O_RDWR, fd, &res->err)) {
 		free(s.ev);
 		return NVT_EXIT_RUNTIME;
 	}
 	end = rec->data_offset + s.valid;
-	if (!nvt_is_blockdev(fd) && ftruncate(fd, (off_t)end)) {
-		nvt_err_set(&res->err, errno, "ftruncate: %s", strerror(errno));
-		goto fail;
+	for (unsigned m = 0; m < L.n; m++) {
+		if (!nvt_is_blockdev(fd[m]) &&
+		    ftruncate(fd[m], (off_t)(L.member_offset + nvt_layout_share(&L, m, end)))) {
+			nvt_err_set(&res->err, errno, "%s: ftruncate: %s", L.path[m],
+				    strerror(errno));
+			goto fail;
+		}
 	}
 	if (rec->format == NVT_FMT_NVTAPE && s.nev) {
 		size_t cap = (32 + s.nev * sizeof(struct nvt_drop_event) + 4095) / 4096 * 4096;
@@ -197,7 +198,7 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 		uint64_t used, off = (end + 4095) / 4096 * 4096;
 		uint32_t crc;
 		if (!ibuf || nvt_index_encode(s.ev, s.nev, ibuf, cap, &used, &crc) < 0 ||
-		    write_all(fd, ibuf, used, off, &res->err)) {
+		    write_all(&L, fd, ibuf, used, off, &res->err)) {
 			free(ibuf);
 			nvt_err_set(&res->err, EIO, "cannot write the rebuilt drop index");
 			goto fail;
@@ -210,7 +211,7 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	if (rec->format == NVT_FMT_FDREC) {
 		/* patch the original: keep the fields nvtape does not model (design, clock) */
 		struct fdrec_header *fh = (struct fdrec_header *)hdr;
-		if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
+		if (nvt_layout_pread(&L, fd, hdr, sizeof(hdr), 0)) {
 			nvt_err_set(&res->err, EIO, "cannot re-read the header");
 			goto fail;
 		}
@@ -221,19 +222,21 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 			fh->stop_time_ns = nvt_real_ns();
 	} else
 		nvt_header_encode(rec, (struct nvt_header *)hdr);
-	if (write_all(fd, hdr, sizeof(hdr), 0, &res->err))
+	if (write_all(&L, fd, hdr, sizeof(hdr), 0, &res->err))
 		goto fail;
-	if (fsync(fd)) {
-		nvt_err_set(&res->err, errno, "fsync: %s", strerror(errno));
-		goto fail;
+	for (unsigned m = 0; m < L.n; m++) {
+		if (fsync(fd[m])) {
+			nvt_err_set(&res->err, errno, "%s: fsync: %s", L.path[m], strerror(errno));
+			goto fail;
+		}
 	}
-	close(fd);
+	nvt_layout_close(&L, fd);
 	free(s.ev);
 	rec->complete = true;
 	rec->valid_bytes = s.valid;
 	return NVT_EXIT_OK;
 fail:
-	close(fd);
+	nvt_layout_close(&L, fd);
 	free(s.ev);
 	return NVT_EXIT_RUNTIME;
 }

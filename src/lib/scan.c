@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nvtape/engine.h"
+#include "nvtape/layout.h"
 #include "nvtape/ring.h"
 #include "scan.h"
 #include "sysutil.h"
@@ -65,14 +66,15 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 	if (s.mem.notice[0] && o->notice)
 		o->notice(s.mem.notice, o->arg);
 	s.qd = o->qd < s.mem.nchunks ? o->qd : s.mem.nchunks;
-	ep.path = o->path;
+	ep.path = o->layout->path[0];
+	ep.layout = o->layout;
 	ep.qd = s.qd;
 	ep.bufs = s.mem.mem;
 	ep.buf_bytes = o->chunk_bytes;
 	ep.nbufs = s.mem.nchunks;
 	ep.wake_fd = -1;
 	s.done = calloc(s.mem.nchunks, 1);
-	if (!s.done || nvt_engine_open(&s.eng, "file", &ep, err)) {
+	if (!s.done || nvt_engine_open(&s.eng, o->layout->n > 1 ? "stripe" : "file", &ep, err)) {
 		if (!s.done)
 			nvt_err_set(err, ENOMEM, "out of memory");
 		nvt_engine_close(&s.eng);
@@ -94,7 +96,7 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 			nvt_err_set(err, ETIMEDOUT,
 				    "reading stalled: no read of %s completed for %.0f s (%u in "
 				    "flight; drive hung?)",
-				    o->path, NVT_SCAN_STALL_NS / 1e9, s.eng.inflight);
+				    o->layout->path[0], NVT_SCAN_STALL_NS / 1e9, s.eng.inflight);
 			rc = -ETIMEDOUT;
 		}
 		for (int i = 0; i < n && !rc; i++) {

@@ -8,7 +8,7 @@
 #include "nvtape/nvtape.h"
 
 struct nvt_scan_opts {
-	const char *path;
+	const struct nvt_layout *layout;
 	uint64_t offset; /* 4096-aligned start */
 	uint64_t len;    /* bytes to deliver */
 	uint64_t chunk_bytes;

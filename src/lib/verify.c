@@ -61,18 +61,15 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	struct vstate v = {.o = o, .res = res};
 	struct nvt_recording *rec = &res->rec;
 	uint64_t t0 = nvt_mono_ns(), c0 = nvt_thread_cpu_ns();
-	int fd;
+	struct nvt_layout L;
 
 	memset(res, 0, sizeof(*res));
-	fd = nvt_recording_open(o->path, rec, &res->err);
-	if (fd < 0)
+	nvt_layout_resolve(&o->layout, o->path, &L);
+	if (nvt_recording_open(&L, rec, &res->err))
 		return NVT_EXIT_RUNTIME;
 	if (rec->format == NVT_FMT_NVTAPE &&
-	    nvt_recording_read_index(fd, rec, &v.ev, &v.nev, &res->err)) {
-		close(fd);
+	    nvt_recording_read_index(&L, rec, &v.ev, &v.nev, &res->err))
 		return NVT_EXIT_RUNTIME;
-	}
-	close(fd);
 	if (!rec->complete)
 		res->problems |= NVT_VP_INCOMPLETE;
 	if (rec->drop_count)
@@ -84,7 +81,7 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 
 	res->pattern_checked = rec->source_kind == NVT_SRC_TPG;
 	if (res->pattern_checked && rec->valid_bytes) {
-		struct nvt_scan_opts so = {.path = o->path,
+		struct nvt_scan_opts so = {.layout = &L,
 					   .offset = rec->data_offset,
 					   .len = rec->valid_bytes,
 					   .chunk_bytes = o->chunk_bytes,

@@ -69,8 +69,10 @@ check 64 "--size must be > 0" "$NVT" record --size 0 "$T/u.nvt"
 check 64 "is not a duration" "$NVT" record --duration soon "$T/u.nvt"
 check 64 "unknown option" "$NVT" record --frobnicate "$T/u.nvt"
 check 64 "needs a value" "$NVT" record "$T/u.nvt" --rate
-check 64 "exactly one output FILE" "$NVT" record
-check 64 "exactly one output FILE" "$NVT" record a.nvt b.nvt
+check 64 "a FILE (or several striped members) is required" "$NVT" record
+check 64 "at most 16 striped members" "$NVT" record $(seq -f "$T/m%g" 17)
+check 64 "--stripe needs two or more members" "$NVT" record --stripe 512K "$T/u.nvt"
+check 64 "--stripe must be a multiple of 4 KiB" "$NVT" record --stripe 1000 "$T/u.nvt" "$T/v.nvt"
 check 64 "--format must be" "$NVT" record --format wav "$T/u.nvt"
 check 64 "--engine must be" "$NVT" record --engine spdk "$T/u.nvt"
 check 64 "--source must be" "$NVT" record --source adc "$T/u.nvt"

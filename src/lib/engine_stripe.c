@@ -1,0 +1,373 @@
+/* stripe engine: io_uring O_DIRECT over several files or devices in the Linux md RAID0 layout
+ * (layout.h). Each I/O is split at chunk boundaries into one request per piece, all submitted
+ * at once, so every member has its own queue of work and every drive is busy at the same time;
+ * the I/O completes when its last piece does, with the first error of any piece. */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "nvtape/engine.h"
+#include "nvtape/layout.h"
+#include "sysutil.h"
+
+struct parent {
+	uint64_t tag;
+	int64_t res;      /* bytes so far, or the first error */
+	unsigned pending; /* pieces in flight */
+	bool used;
+};
+
+struct stripe_priv {
+	struct io_uring ring;
+	bool ring_ok;
+	struct nvt_layout l;
+	int fd[NVT_MAX_MEMBERS];
+	bool blockdev;
+	int wake_fd;
+	bool wake_armed;
+	unsigned qd;
+	struct parent *par;
+	unsigned npar;
+	struct nvt_io_done *ready; /* completions assembled, not yet handed out */
+	unsigned nready;
+	uint64_t member_pieces[NVT_MAX_MEMBERS]; /* pieces in flight per member */
+};
+
+static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, struct nvt_err *err)
+{
+	struct stripe_priv *sp = calloc(1, sizeof(*sp));
+	struct io_uring_params up;
+	int flags = p->write ? (O_WRONLY | O_CREAT) : O_RDONLY;
+	unsigned pieces, entries;
+	int rc;
+
+	if (!sp) {
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	e->priv = sp;
+	for (unsigned m = 0; m < NVT_MAX_MEMBERS; m++)
+		sp->fd[m] = -1;
+	if (!p->layout || nvt_layout_check(p->layout, err))
+		return -EINVAL;
+	sp->l = *p->layout;
+	sp->wake_fd = p->wake_fd;
+	sp->qd = p->qd;
+	for (unsigned m = 0; m < sp->l.n; m++) {
+		struct stat st;
+		int f = flags;
+		if (stat(sp->l.path[m], &st) == 0 && S_ISBLK(st.st_mode))
+			sp->blockdev = true;
+		else if (p->write)
+			f |= O_TRUNC;
+		sp->fd[m] = open(sp->l.path[m], f | O_DIRECT | O_CLOEXEC, 0644);
+		if (sp->fd[m] < 0) {
+			rc = errno;
+			nvt_err_set(err, rc, "cannot open %s%s with O_DIRECT: %s", sp->l.path[m],
+				    p->write ? " for writing" : "", strerror(rc));
+			return -rc;
+		}
+	}
+	/* pieces of one I/O: its length over the chunk, plus one for a misaligned start */
+	pieces = (unsigned)((p->buf_bytes ? p->buf_bytes : (8u << 20)) / sp->l.stripe) + 2;
+	sp->npar = p->qd + 4;
+	entries = sp->npar * (pieces > sp->l.n ? pieces : sp->l.n) + 8;
+	sp->par = calloc(sp->npar, sizeof(*sp->par));
+	sp->ready = calloc(sp->npar, sizeof(*sp->ready));
+	if (!sp->par || !sp->ready) {
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	memset(&up, 0, sizeof(up));
+	up.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	rc = io_uring_queue_init_params(entries, &sp->ring, &up);
+	if (rc == -EINVAL) {
+		memset(&up, 0, sizeof(up));
+		rc = io_uring_queue_init_params(entries, &sp->ring, &up);
+	}
+	if (rc) {
+		nvt_err_set(err, -rc, "io_uring setup failed: %s", strerror(-rc));
+		return rc;
+	}
+	sp->ring_ok = true;
+	rc = io_uring_register_files(&sp->ring, sp->fd, sp->l.n);
+	if (rc) {
+		nvt_err_set(err, -rc, "io_uring file registration: %s", strerror(-rc));
+		return rc;
+	}
+	if (p->bufs && p->nbufs) {
+		struct iovec *iov = calloc(p->nbufs, sizeof(*iov));
+		if (iov) {
+			for (unsigned i = 0; i < p->nbufs; i++) {
+				iov[i].iov_base = (uint8_t *)p->bufs + (uint64_t)i * p->buf_bytes;
+				iov[i].iov_len = p->buf_bytes;
+			}
+			e->fixed_bufs = io_uring_register_buffers(&sp->ring, iov, p->nbufs) == 0;
+			free(iov);
+		}
+	}
+	e->can_reserve = !sp->blockdev;
+	snprintf(e->desc, sizeof(e->desc),
+		 "stripe engine: io_uring O_DIRECT over %u members, %llu KiB chunks, qd %u%s",
+		 sp->l.n, (unsigned long long)(sp->l.stripe >> 10), p->qd,
+		 e->fixed_bufs ? ", fixed buffers" : "");
+	return 0;
+}
+
+static struct io_uring_sqe *get_sqe(struct stripe_priv *sp)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&sp->ring);
+
+	if (!sqe) {
+		io_uring_submit(&sp->ring);
+		sqe = io_uring_get_sqe(&sp->ring);
+	}
+	return sqe;
+}
+
+static int take_parent(struct stripe_priv *sp, uint64_t tag)
+{
+	for (unsigned i = 0; i < sp->npar; i++) {
+		if (!sp->par[i].used) {
+			sp->par[i] = (struct parent){.tag = tag, .used = true};
+			return (int)i;
+		}
+	}
+	return -EBUSY;
+}
+
+static int stripe_queue(struct nvt_engine *e, const struct nvt_io *io)
+{
+	struct stripe_priv *sp = e->priv;
+	uint8_t *buf = io->buf;
+	uint64_t off = io->offset, len = io->len;
+	int pi;
+
+	if (e->inflight >= sp->qd + 2 || (pi = take_parent(sp, io->tag)) < 0)
+		return -EBUSY;
+	while (len) {
+		uint64_t moff, run;
+		unsigned m = nvt_layout_map(&sp->l, off, &moff, &run);
+		uint64_t k = run < len ? run : len;
+		struct io_uring_sqe *sqe = get_sqe(sp);
+		if (!sqe) { /* cannot happen with the ring sized for qd full I/Os */
+			sp->par[pi].res = -EBUSY;
+			break;
+		}
+		if (io->buf_index >= 0 && e->fixed_bufs) {
+			if (io->dir == NVT_IO_WRITE)
+				io_uring_prep_write_fixed(sqe, (int)m, buf, (unsigned)k, moff,
+							  io->buf_index);
+			else
+				io_uring_prep_read_fixed(sqe, (int)m, buf, (unsigned)k, moff,
+							 io->buf_index);
+		} else if (io->dir == NVT_IO_WRITE) {
+			io_uring_prep_write(sqe, (int)m, buf, (unsigned)k, moff);
+		} else {
+			io_uring_prep_read(sqe, (int)m, buf, (unsigned)k, moff);
+		}
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, ((uint64_t)pi << 32) | (m << 16) | 1u);
+		sp->par[pi].pending++;
+		sp->member_pieces[m]++;
+		buf += k;
+		off += k;
+		len -= k;
+	}
+	e->inflight++;
+	return 0;
+}
+
+static int stripe_queue_sync(struct nvt_engine *e, uint64_t tag)
+{
+	struct stripe_priv *sp = e->priv;
+	int pi = take_parent(sp, tag);
+
+	if (pi < 0)
+		return -EBUSY;
+	for (unsigned m = 0; m < sp->l.n; m++) {
+		struct io_uring_sqe *sqe = get_sqe(sp);
+		if (!sqe)
+			return -EBUSY;
+		io_uring_prep_fsync(sqe, (int)m, IORING_FSYNC_DATASYNC);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, ((uint64_t)pi << 32) | (m << 16) | 1u);
+		sp->par[pi].pending++;
+		sp->member_pieces[m]++;
+	}
+	e->inflight++;
+	return 0;
+}
+
+static int stripe_submit(struct nvt_engine *e)
+{
+	struct stripe_priv *sp = e->priv;
+
+	if (sp->wake_fd >= 0 && !sp->wake_armed) {
+		struct io_uring_sqe *sqe = get_sqe(sp);
+		if (sqe) {
+			io_uring_prep_poll_add(sqe, sp->wake_fd, POLLIN);
+			io_uring_sqe_set_data64(sqe, NVT_TAG_WAKE);
+			sp->wake_armed = true;
+		}
+	}
+	return 0; /* submitted with the next reap: one io_uring_enter for both */
+}
+
+static void piece_done(struct nvt_engine *e, struct stripe_priv *sp, uint64_t ud, int32_t res)
+{
+	struct parent *pa = &sp->par[ud >> 32];
+	unsigned m = (unsigned)((ud >> 16) & 0xffff);
+
+	sp->member_pieces[m]--;
+	if (res < 0 && pa->res >= 0)
+		pa->res = res;
+	else if (pa->res >= 0)
+		pa->res += res;
+	if (--pa->pending == 0) {
+		sp->ready[sp->nready++] = (struct nvt_io_done){.tag = pa->tag, .res = pa->res};
+		pa->used = false;
+		e->inflight--;
+	}
+}
+
+static int stripe_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max,
+		       int64_t timeout_ns)
+{
+	struct stripe_priv *sp = e->priv;
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts = {.tv_sec = timeout_ns / 1000000000,
+				       .tv_nsec = timeout_ns % 1000000000};
+	unsigned head, seen = 0, n = 0;
+	bool woke = false;
+	int rc;
+
+	if (!sp->nready) {
+		rc = io_uring_submit_and_wait_timeout(&sp->ring, &cqe, 1,
+						      timeout_ns >= 0 ? &ts : NULL, NULL);
+		if (rc < 0 && rc != -ETIME && rc != -EINTR)
+			return rc;
+	} else {
+		io_uring_submit(&sp->ring);
+	}
+	io_uring_for_each_cqe(&sp->ring, head, cqe)
+	{
+		uint64_t ud = io_uring_cqe_get_data64(cqe);
+		seen++;
+		if (ud == NVT_TAG_WAKE) {
+			uint64_t v;
+			sp->wake_armed = false;
+			woke = read(sp->wake_fd, &v, sizeof(v)) >= 0 || errno == EAGAIN;
+			continue;
+		}
+		piece_done(e, sp, ud, cqe->res);
+	}
+	io_uring_cq_advance(&sp->ring, seen);
+	if (woke && max)
+		out[n++] = (struct nvt_io_done){.tag = NVT_TAG_WAKE, .res = 0};
+	while (n < max && sp->nready) {
+		out[n++] = sp->ready[0];
+		memmove(sp->ready, sp->ready + 1, --sp->nready * sizeof(*sp->ready));
+	}
+	return (int)n;
+}
+
+static int stripe_reserve(struct nvt_engine *e, uint64_t size, struct nvt_err *err)
+{
+	struct stripe_priv *sp = e->priv;
+
+	if (sp->blockdev)
+		return 0;
+	for (unsigned m = 0; m < sp->l.n; m++) {
+		uint64_t want = sp->l.member_offset + nvt_layout_share(&sp->l, m, size);
+		if (want && fallocate(sp->fd[m], 0, 0, (off_t)want)) {
+			int rc = errno;
+			nvt_err_set(err, rc, "%s: %s", sp->l.path[m],
+				    rc == ENOSPC ? "not enough free space" : strerror(rc));
+			return -rc;
+		}
+	}
+	return 0;
+}
+
+static int stripe_truncate(struct nvt_engine *e, uint64_t size, struct nvt_err *err)
+{
+	struct stripe_priv *sp = e->priv;
+
+	if (sp->blockdev)
+		return 0;
+	for (unsigned m = 0; m < sp->l.n; m++) {
+		uint64_t want = sp->l.member_offset + nvt_layout_share(&sp->l, m, size);
+		if (ftruncate(sp->fd[m], (off_t)want)) {
+			nvt_err_set(err, errno, "%s: ftruncate: %s", sp->l.path[m],
+				    strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int stripe_sync_now(struct nvt_engine *e, struct nvt_err *err)
+{
+	struct stripe_priv *sp = e->priv;
+
+	for (unsigned m = 0; m < sp->l.n; m++) {
+		if (fdatasync(sp->fd[m])) {
+			nvt_err_set(err, errno, "%s: fdatasync: %s", sp->l.path[m],
+				    strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int stripe_write_sync(struct nvt_engine *e, const void *buf, uint64_t len, uint64_t offset,
+			     struct nvt_err *err)
+{
+	struct stripe_priv *sp = e->priv;
+	int rc = nvt_layout_pwrite(&sp->l, sp->fd, buf, len, offset);
+
+	if (rc)
+		nvt_err_set(err, -rc, "write of %llu bytes at offset %llu: %s",
+			    (unsigned long long)len, (unsigned long long)offset, strerror(-rc));
+	return rc;
+}
+
+static void stripe_close(struct nvt_engine *e)
+{
+	struct stripe_priv *sp = e->priv;
+
+	if (!sp)
+		return;
+	if (sp->ring_ok)
+		io_uring_queue_exit(&sp->ring);
+	for (unsigned m = 0; m < NVT_MAX_MEMBERS; m++)
+		if (sp->fd[m] >= 0)
+			close(sp->fd[m]);
+	free(sp->par);
+	free(sp->ready);
+	free(sp);
+	e->priv = NULL;
+}
+
+const struct nvt_engine_ops nvt_engine_stripe = {
+	.name = "stripe",
+	.help = "io_uring O_DIRECT over several members in the md RAID0 layout, one queue each",
+	.open = stripe_open,
+	.queue = stripe_queue,
+	.queue_sync = stripe_queue_sync,
+	.submit = stripe_submit,
+	.reap = stripe_reap,
+	.reserve = stripe_reserve,
+	.truncate = stripe_truncate,
+	.sync_now = stripe_sync_now,
+	.write_sync = stripe_write_sync,
+	.close = stripe_close,
+};
