@@ -54,13 +54,8 @@ bool nvt_probe_buffers(const uint8_t *h, size_t hl, const uint8_t *t, size_t tl,
 		{512, "EFI PART", 8, "a GPT partition table"},
 	};
 
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		if (at(h, hl, sigs[i].off, sigs[i].magic, sigs[i].n)) {
-			snprintf(what, cap, "%s", sigs[i].name);
-			return true;
-		}
-	}
-	/* md superblocks: 1.1 at 0, 1.2 at 4 KiB, 1.0 and 0.90 near the end */
+	/* md superblocks first: an array member matters more than what the array held;
+	 * 1.1 at 0, 1.2 at 4 KiB, 1.0 and 0.90 near the end */
 	if (md_at(h, hl, 0) || md_at(h, hl, 4096)) {
 		snprintf(what, cap, "an md RAID superblock (metadata 1.%d)",
 			 md_at(h, hl, 0) ? 1 : 2);
@@ -76,6 +71,12 @@ bool nvt_probe_buffers(const uint8_t *h, size_t hl, const uint8_t *t, size_t tl,
 		}
 		if (size >= 131072 && off090 >= base && md_at(t, tl, off090 - base)) {
 			snprintf(what, cap, "an md RAID superblock (metadata 0.90)");
+			return true;
+		}
+	}
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (at(h, hl, sigs[i].off, sigs[i].magic, sigs[i].n)) {
+			snprintf(what, cap, "%s", sigs[i].name);
 			return true;
 		}
 	}
