@@ -39,6 +39,8 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
  * (--stripe, default 512K; --member-offset). Returns 0 or NVT_EXIT_USAGE. */
 int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t stripe,
 	       uint64_t member_offset);
+/* --stripe ('Z') or --member-offset ('O'): parse into *stripe / *member_offset. */
+int cli_layout_option(int opt, const char *val, uint64_t *stripe, uint64_t *member_offset);
 #define CLI_LAYOUT_OPTIONS                                                                         \
 	{"stripe", required_argument, 0, 'Z'},                                                     \
 	{                                                                                          \

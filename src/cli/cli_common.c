@@ -120,6 +120,12 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
 	return 0;
 }
 
+int cli_layout_option(int opt, const char *val, uint64_t *stripe, uint64_t *member_offset)
+{
+	return opt == 'Z' ? cli_size("--stripe", val, stripe)
+			  : cli_size("--member-offset", val, member_offset);
+}
+
 int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t stripe,
 	       uint64_t member_offset)
 {

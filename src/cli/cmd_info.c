@@ -33,13 +33,10 @@ int cmd_info(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		if (opt == 'j')
 			json = true;
-		else if (opt == 'Z' && !cli_size("--stripe", optarg, &stripe))
-			continue;
-		else if (opt == 'O' && !cli_size("--member-offset", optarg, &member_off))
-			continue;
-		else if (opt == 'Z' || opt == 'O')
-			return NVT_EXIT_USAGE;
-		else if (opt == 'h') {
+		else if (opt == 'Z' || opt == 'O') {
+			if (cli_layout_option(opt, optarg, &stripe, &member_off))
+				return NVT_EXIT_USAGE;
+		} else if (opt == 'h') {
 			fputs(info_help, stdout);
 			return NVT_EXIT_OK;
 		} else

@@ -242,11 +242,8 @@ int cmd_play(int argc, char **argv)
 			c.quiet = true;
 			break;
 		case 'Z':
-			if (cli_size("--stripe", optarg, &stripe))
-				return NVT_EXIT_USAGE;
-			break;
 		case 'O':
-			if (cli_size("--member-offset", optarg, &member_off))
+			if (cli_layout_option(opt, optarg, &stripe, &member_off))
 				return NVT_EXIT_USAGE;
 			break;
 		case 'h':

@@ -33,8 +33,7 @@ int cmd_recover(int argc, char **argv)
 			return NVT_EXIT_OK;
 		}
 		if (opt == 'Z' || opt == 'O') {
-			if (cli_size(opt == 'Z' ? "--stripe" : "--member-offset", optarg,
-				     opt == 'Z' ? &stripe : &member_off))
+			if (cli_layout_option(opt, optarg, &stripe, &member_off))
 				return NVT_EXIT_USAGE;
 			continue;
 		}

@@ -16,17 +16,15 @@
 
 #include "nvtape/engine.h"
 #include "sysutil.h"
+#include "uring.h"
 
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
 #endif
 
 struct file_priv {
-	struct io_uring ring;
-	bool ring_ok;
+	struct nvt_uring u;
 	int fd;
-	int wake_fd;
-	bool wake_armed;
 	bool blockdev;
 	unsigned qd;
 };
@@ -34,7 +32,6 @@ struct file_priv {
 static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, struct nvt_err *err)
 {
 	struct file_priv *fp = calloc(1, sizeof(*fp));
-	struct io_uring_params up;
 	int flags = p->write ? (O_WRONLY | O_CREAT) : O_RDONLY;
 	int rc;
 	struct stat st;
@@ -45,7 +42,6 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	}
 	e->priv = fp;
 	fp->fd = -1;
-	fp->wake_fd = p->wake_fd;
 	fp->qd = p->qd;
 	if (stat(p->path, &st) == 0 && S_ISBLK(st.st_mode))
 		fp->blockdev = true;
@@ -72,53 +68,15 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 			    p->write ? " for writing" : "", strerror(rc));
 		return -rc;
 	}
-	memset(&up, 0, sizeof(up));
-	up.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-	rc = io_uring_queue_init_params(p->qd * 2 + 8, &fp->ring, &up);
-	if (rc == -EINVAL) { /* kernel older than 6.1 */
-		memset(&up, 0, sizeof(up));
-		rc = io_uring_queue_init_params(p->qd * 2 + 8, &fp->ring, &up);
-	}
-	if (rc) {
-		nvt_err_set(err, -rc,
-			    "io_uring setup failed: %s (is io_uring enabled? "
-			    "cat /proc/sys/kernel/io_uring_disabled must print 0)",
-			    strerror(-rc));
+	rc = nvt_uring_open(&fp->u, p->qd * 2 + 8, &fp->fd, 1, p, err);
+	if (rc)
 		return rc;
-	}
-	fp->ring_ok = true;
-	rc = io_uring_register_files(&fp->ring, &fp->fd, 1);
-	if (rc) {
-		nvt_err_set(err, -rc, "io_uring file registration: %s", strerror(-rc));
-		return rc;
-	}
-	if (p->bufs && p->nbufs) {
-		struct iovec *iov = calloc(p->nbufs, sizeof(*iov));
-		if (iov) {
-			for (unsigned i = 0; i < p->nbufs; i++) {
-				iov[i].iov_base = (uint8_t *)p->bufs + (uint64_t)i * p->buf_bytes;
-				iov[i].iov_len = p->buf_bytes;
-			}
-			e->fixed_bufs = io_uring_register_buffers(&fp->ring, iov, p->nbufs) == 0;
-			free(iov);
-		}
-	}
+	e->fixed_bufs = fp->u.fixed_bufs;
 	e->can_reserve = !fp->blockdev;
 	snprintf(e->desc, sizeof(e->desc), "file engine: io_uring O_DIRECT on %s%s, qd %u%s",
 		 fp->blockdev ? "block device " : "", p->path, p->qd,
 		 e->fixed_bufs ? ", fixed buffers" : ", unregistered buffers");
 	return 0;
-}
-
-static struct io_uring_sqe *get_sqe(struct file_priv *fp)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&fp->ring);
-
-	if (!sqe) {
-		io_uring_submit(&fp->ring);
-		sqe = io_uring_get_sqe(&fp->ring);
-	}
-	return sqe;
 }
 
 static int file_queue(struct nvt_engine *e, const struct nvt_io *io)
@@ -128,23 +86,10 @@ static int file_queue(struct nvt_engine *e, const struct nvt_io *io)
 
 	if (e->inflight >= fp->qd + 2)
 		return -EBUSY;
-	sqe = get_sqe(fp);
+	sqe = nvt_uring_sqe(&fp->u);
 	if (!sqe)
 		return -EBUSY;
-	if (io->buf_index >= 0 && e->fixed_bufs) {
-		if (io->dir == NVT_IO_WRITE)
-			io_uring_prep_write_fixed(sqe, 0, io->buf, (unsigned)io->len, io->offset,
-						  io->buf_index);
-		else
-			io_uring_prep_read_fixed(sqe, 0, io->buf, (unsigned)io->len, io->offset,
-						 io->buf_index);
-	} else if (io->dir == NVT_IO_WRITE) {
-		io_uring_prep_write(sqe, 0, io->buf, (unsigned)io->len, io->offset);
-	} else {
-		io_uring_prep_read(sqe, 0, io->buf, (unsigned)io->len, io->offset);
-	}
-	sqe->flags |= IOSQE_FIXED_FILE;
-	io_uring_sqe_set_data64(sqe, io->tag);
+	nvt_uring_prep_rw(&fp->u, sqe, io, 0, io->buf, io->len, io->offset, io->tag);
 	e->inflight++;
 	return 0;
 }
@@ -152,13 +97,11 @@ static int file_queue(struct nvt_engine *e, const struct nvt_io *io)
 static int file_queue_sync(struct nvt_engine *e, uint64_t tag)
 {
 	struct file_priv *fp = e->priv;
-	struct io_uring_sqe *sqe = get_sqe(fp);
+	struct io_uring_sqe *sqe = nvt_uring_sqe(&fp->u);
 
 	if (!sqe)
 		return -EBUSY;
-	io_uring_prep_fsync(sqe, 0, IORING_FSYNC_DATASYNC);
-	sqe->flags |= IOSQE_FIXED_FILE;
-	io_uring_sqe_set_data64(sqe, tag);
+	nvt_uring_prep_sync(sqe, 0, tag);
 	e->inflight++;
 	return 0;
 }
@@ -168,14 +111,7 @@ static int file_submit(struct nvt_engine *e)
 {
 	struct file_priv *fp = e->priv;
 
-	if (fp->wake_fd >= 0 && !fp->wake_armed) {
-		struct io_uring_sqe *sqe = get_sqe(fp);
-		if (sqe) {
-			io_uring_prep_poll_add(sqe, fp->wake_fd, POLLIN);
-			io_uring_sqe_set_data64(sqe, NVT_TAG_WAKE);
-			fp->wake_armed = true;
-		}
-	}
+	nvt_uring_arm_wake(&fp->u);
 	return 0;
 }
 
@@ -184,36 +120,22 @@ static int file_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max
 {
 	struct file_priv *fp = e->priv;
 	struct io_uring_cqe *cqe;
-	struct __kernel_timespec ts = {.tv_sec = timeout_ns / 1000000000,
-				       .tv_nsec = timeout_ns % 1000000000};
 	unsigned head, n = 0;
-	int rc;
+	int rc = nvt_uring_wait(&fp->u, timeout_ns);
 
-	rc = io_uring_submit_and_wait_timeout(&fp->ring, &cqe, 1, timeout_ns >= 0 ? &ts : NULL,
-					      NULL);
-	if (rc > 0)
-		rc = 0;
-	if (rc == -ETIME || rc == -EINTR)
-		return 0;
 	if (rc)
 		return rc;
-	io_uring_for_each_cqe(&fp->ring, head, cqe)
+	io_uring_for_each_cqe(&fp->u.ring, head, cqe)
 	{
 		if (n == max)
 			break;
 		out[n].tag = io_uring_cqe_get_data64(cqe);
 		out[n].res = cqe->res;
-		if (out[n].tag == NVT_TAG_WAKE) {
-			uint64_t v;
-			fp->wake_armed = false;
-			if (read(fp->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				out[n].res = -errno;
-		} else {
+		if (!nvt_uring_take_wake(&fp->u, out[n].tag))
 			e->inflight--;
-		}
 		n++;
 	}
-	io_uring_cq_advance(&fp->ring, n);
+	io_uring_cq_advance(&fp->u.ring, n);
 	return (int)n;
 }
 
@@ -280,8 +202,7 @@ static void file_close(struct nvt_engine *e)
 
 	if (!fp)
 		return;
-	if (fp->ring_ok)
-		io_uring_queue_exit(&fp->ring);
+	nvt_uring_close(&fp->u);
 	if (fp->fd >= 0)
 		close(fp->fd);
 	free(fp);

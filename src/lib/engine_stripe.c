@@ -16,6 +16,7 @@
 #include "nvtape/engine.h"
 #include "nvtape/layout.h"
 #include "sysutil.h"
+#include "uring.h"
 
 struct parent {
 	uint64_t tag;
@@ -25,13 +26,10 @@ struct parent {
 };
 
 struct stripe_priv {
-	struct io_uring ring;
-	bool ring_ok;
+	struct nvt_uring u;
 	struct nvt_layout l;
 	int fd[NVT_MAX_MEMBERS];
 	bool blockdev;
-	int wake_fd;
-	bool wake_armed;
 	unsigned qd;
 	struct parent *par;
 	unsigned npar;
@@ -43,7 +41,6 @@ struct stripe_priv {
 static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, struct nvt_err *err)
 {
 	struct stripe_priv *sp = calloc(1, sizeof(*sp));
-	struct io_uring_params up;
 	int flags = p->write ? (O_WRONLY | O_CREAT) : O_RDONLY;
 	unsigned pieces, entries;
 	int rc;
@@ -58,7 +55,6 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 	if (!p->layout || nvt_layout_check(p->layout, err))
 		return -EINVAL;
 	sp->l = *p->layout;
-	sp->wake_fd = p->wake_fd;
 	sp->qd = p->qd;
 	for (unsigned m = 0; m < sp->l.n; m++) {
 		struct stat st;
@@ -85,51 +81,16 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	memset(&up, 0, sizeof(up));
-	up.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-	rc = io_uring_queue_init_params(entries, &sp->ring, &up);
-	if (rc == -EINVAL) {
-		memset(&up, 0, sizeof(up));
-		rc = io_uring_queue_init_params(entries, &sp->ring, &up);
-	}
-	if (rc) {
-		nvt_err_set(err, -rc, "io_uring setup failed: %s", strerror(-rc));
+	rc = nvt_uring_open(&sp->u, entries, sp->fd, sp->l.n, p, err);
+	if (rc)
 		return rc;
-	}
-	sp->ring_ok = true;
-	rc = io_uring_register_files(&sp->ring, sp->fd, sp->l.n);
-	if (rc) {
-		nvt_err_set(err, -rc, "io_uring file registration: %s", strerror(-rc));
-		return rc;
-	}
-	if (p->bufs && p->nbufs) {
-		struct iovec *iov = calloc(p->nbufs, sizeof(*iov));
-		if (iov) {
-			for (unsigned i = 0; i < p->nbufs; i++) {
-				iov[i].iov_base = (uint8_t *)p->bufs + (uint64_t)i * p->buf_bytes;
-				iov[i].iov_len = p->buf_bytes;
-			}
-			e->fixed_bufs = io_uring_register_buffers(&sp->ring, iov, p->nbufs) == 0;
-			free(iov);
-		}
-	}
+	e->fixed_bufs = sp->u.fixed_bufs;
 	e->can_reserve = !sp->blockdev;
 	snprintf(e->desc, sizeof(e->desc),
 		 "stripe engine: io_uring O_DIRECT over %u members, %llu KiB chunks, qd %u%s",
 		 sp->l.n, (unsigned long long)(sp->l.stripe >> 10), p->qd,
 		 e->fixed_bufs ? ", fixed buffers" : "");
 	return 0;
-}
-
-static struct io_uring_sqe *get_sqe(struct stripe_priv *sp)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&sp->ring);
-
-	if (!sqe) {
-		io_uring_submit(&sp->ring);
-		sqe = io_uring_get_sqe(&sp->ring);
-	}
-	return sqe;
 }
 
 static int take_parent(struct stripe_priv *sp, uint64_t tag)
@@ -156,25 +117,13 @@ static int stripe_queue(struct nvt_engine *e, const struct nvt_io *io)
 		uint64_t moff, run;
 		unsigned m = nvt_layout_map(&sp->l, off, &moff, &run);
 		uint64_t k = run < len ? run : len;
-		struct io_uring_sqe *sqe = get_sqe(sp);
+		struct io_uring_sqe *sqe = nvt_uring_sqe(&sp->u);
 		if (!sqe) { /* cannot happen with the ring sized for qd full I/Os */
 			sp->par[pi].res = -EBUSY;
 			break;
 		}
-		if (io->buf_index >= 0 && e->fixed_bufs) {
-			if (io->dir == NVT_IO_WRITE)
-				io_uring_prep_write_fixed(sqe, (int)m, buf, (unsigned)k, moff,
-							  io->buf_index);
-			else
-				io_uring_prep_read_fixed(sqe, (int)m, buf, (unsigned)k, moff,
-							 io->buf_index);
-		} else if (io->dir == NVT_IO_WRITE) {
-			io_uring_prep_write(sqe, (int)m, buf, (unsigned)k, moff);
-		} else {
-			io_uring_prep_read(sqe, (int)m, buf, (unsigned)k, moff);
-		}
-		sqe->flags |= IOSQE_FIXED_FILE;
-		io_uring_sqe_set_data64(sqe, ((uint64_t)pi << 32) | (m << 16) | 1u);
+		nvt_uring_prep_rw(&sp->u, sqe, io, (int)m, buf, k, moff,
+				  ((uint64_t)pi << 32) | (m << 16) | 1u);
 		sp->par[pi].pending++;
 		sp->member_pieces[m]++;
 		buf += k;
@@ -193,12 +142,10 @@ static int stripe_queue_sync(struct nvt_engine *e, uint64_t tag)
 	if (pi < 0)
 		return -EBUSY;
 	for (unsigned m = 0; m < sp->l.n; m++) {
-		struct io_uring_sqe *sqe = get_sqe(sp);
+		struct io_uring_sqe *sqe = nvt_uring_sqe(&sp->u);
 		if (!sqe)
 			return -EBUSY;
-		io_uring_prep_fsync(sqe, (int)m, IORING_FSYNC_DATASYNC);
-		sqe->flags |= IOSQE_FIXED_FILE;
-		io_uring_sqe_set_data64(sqe, ((uint64_t)pi << 32) | (m << 16) | 1u);
+		nvt_uring_prep_sync(sqe, (int)m, ((uint64_t)pi << 32) | (m << 16) | 1u);
 		sp->par[pi].pending++;
 		sp->member_pieces[m]++;
 	}
@@ -210,14 +157,7 @@ static int stripe_submit(struct nvt_engine *e)
 {
 	struct stripe_priv *sp = e->priv;
 
-	if (sp->wake_fd >= 0 && !sp->wake_armed) {
-		struct io_uring_sqe *sqe = get_sqe(sp);
-		if (sqe) {
-			io_uring_prep_poll_add(sqe, sp->wake_fd, POLLIN);
-			io_uring_sqe_set_data64(sqe, NVT_TAG_WAKE);
-			sp->wake_armed = true;
-		}
-	}
+	nvt_uring_arm_wake(&sp->u);
 	return 0; /* submitted with the next reap: one io_uring_enter for both */
 }
 
@@ -243,33 +183,22 @@ static int stripe_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned m
 {
 	struct stripe_priv *sp = e->priv;
 	struct io_uring_cqe *cqe;
-	struct __kernel_timespec ts = {.tv_sec = timeout_ns / 1000000000,
-				       .tv_nsec = timeout_ns % 1000000000};
 	unsigned head, seen = 0, n = 0;
 	bool woke = false;
-	int rc;
+	int rc = nvt_uring_wait(&sp->u, sp->nready ? 0 : timeout_ns);
 
-	if (!sp->nready) {
-		rc = io_uring_submit_and_wait_timeout(&sp->ring, &cqe, 1,
-						      timeout_ns >= 0 ? &ts : NULL, NULL);
-		if (rc < 0 && rc != -ETIME && rc != -EINTR)
-			return rc;
-	} else {
-		io_uring_submit(&sp->ring);
-	}
-	io_uring_for_each_cqe(&sp->ring, head, cqe)
+	if (rc)
+		return rc;
+	io_uring_for_each_cqe(&sp->u.ring, head, cqe)
 	{
 		uint64_t ud = io_uring_cqe_get_data64(cqe);
 		seen++;
-		if (ud == NVT_TAG_WAKE) {
-			uint64_t v;
-			sp->wake_armed = false;
-			woke = read(sp->wake_fd, &v, sizeof(v)) >= 0 || errno == EAGAIN;
-			continue;
-		}
-		piece_done(e, sp, ud, cqe->res);
+		if (nvt_uring_take_wake(&sp->u, ud))
+			woke = true;
+		else
+			piece_done(e, sp, ud, cqe->res);
 	}
-	io_uring_cq_advance(&sp->ring, seen);
+	io_uring_cq_advance(&sp->u.ring, seen);
 	if (woke && max)
 		out[n++] = (struct nvt_io_done){.tag = NVT_TAG_WAKE, .res = 0};
 	while (n < max && sp->nready) {
@@ -346,8 +275,7 @@ static void stripe_close(struct nvt_engine *e)
 
 	if (!sp)
 		return;
-	if (sp->ring_ok)
-		io_uring_queue_exit(&sp->ring);
+	nvt_uring_close(&sp->u);
 	for (unsigned m = 0; m < NVT_MAX_MEMBERS; m++)
 		if (sp->fd[m] >= 0)
 			close(sp->fd[m]);

@@ -1,0 +1,134 @@
+/* io_uring plumbing shared by the io_uring engines: one ring per engine, single issuer with
+ * deferred task work where the kernel has it (6.1+), registered files, the ring's chunks as
+ * fixed buffers (the pages stay pinned: no per-I/O page pinning), submit and wait in one
+ * io_uring_enter. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "uring.h"
+
+int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsigned nfds,
+		   const struct nvt_engine_params *p, struct nvt_err *err)
+{
+	struct io_uring_params up;
+	int rc;
+
+	memset(u, 0, sizeof(*u));
+	u->wake_fd = p->wake_fd;
+	memset(&up, 0, sizeof(up));
+	up.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	rc = io_uring_queue_init_params(entries, &u->ring, &up);
+	if (rc == -EINVAL) { /* kernel older than 6.1 */
+		memset(&up, 0, sizeof(up));
+		rc = io_uring_queue_init_params(entries, &u->ring, &up);
+	}
+	if (rc) {
+		nvt_err_set(err, -rc,
+			    "io_uring setup failed: %s (is io_uring enabled? "
+			    "cat /proc/sys/kernel/io_uring_disabled must print 0)",
+			    strerror(-rc));
+		return rc;
+	}
+	u->ok = true;
+	rc = io_uring_register_files(&u->ring, fds, nfds);
+	if (rc) {
+		nvt_err_set(err, -rc, "io_uring file registration: %s", strerror(-rc));
+		return rc;
+	}
+	if (p->bufs && p->nbufs) {
+		struct iovec *iov = calloc(p->nbufs, sizeof(*iov));
+		if (iov) {
+			for (unsigned i = 0; i < p->nbufs; i++) {
+				iov[i].iov_base = (uint8_t *)p->bufs + (uint64_t)i * p->buf_bytes;
+				iov[i].iov_len = p->buf_bytes;
+			}
+			/* without (memlock limits) every I/O pins its pages: slower, still correct
+			 */
+			u->fixed_bufs = io_uring_register_buffers(&u->ring, iov, p->nbufs) == 0;
+			free(iov);
+		}
+	}
+	return 0;
+}
+
+void nvt_uring_close(struct nvt_uring *u)
+{
+	if (u->ok)
+		io_uring_queue_exit(&u->ring);
+	u->ok = false;
+}
+
+struct io_uring_sqe *nvt_uring_sqe(struct nvt_uring *u)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+
+	if (!sqe) {
+		io_uring_submit(&u->ring);
+		sqe = io_uring_get_sqe(&u->ring);
+	}
+	return sqe;
+}
+
+void nvt_uring_prep_rw(struct nvt_uring *u, struct io_uring_sqe *sqe, const struct nvt_io *io,
+		       int file, void *buf, uint64_t len, uint64_t off, uint64_t user_data)
+{
+	if (io->buf_index >= 0 && u->fixed_bufs) {
+		if (io->dir == NVT_IO_WRITE)
+			io_uring_prep_write_fixed(sqe, file, buf, (unsigned)len, off,
+						  io->buf_index);
+		else
+			io_uring_prep_read_fixed(sqe, file, buf, (unsigned)len, off, io->buf_index);
+	} else if (io->dir == NVT_IO_WRITE) {
+		io_uring_prep_write(sqe, file, buf, (unsigned)len, off);
+	} else {
+		io_uring_prep_read(sqe, file, buf, (unsigned)len, off);
+	}
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, user_data);
+}
+
+void nvt_uring_prep_sync(struct io_uring_sqe *sqe, int file, uint64_t user_data)
+{
+	io_uring_prep_fsync(sqe, file, IORING_FSYNC_DATASYNC);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, user_data);
+}
+
+void nvt_uring_arm_wake(struct nvt_uring *u)
+{
+	struct io_uring_sqe *sqe;
+
+	if (u->wake_fd < 0 || u->wake_armed || !(sqe = nvt_uring_sqe(u)))
+		return;
+	io_uring_prep_poll_add(sqe, u->wake_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, NVT_TAG_WAKE);
+	u->wake_armed = true;
+}
+
+int nvt_uring_wait(struct nvt_uring *u, int64_t timeout_ns)
+{
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts = {.tv_sec = timeout_ns / 1000000000,
+				       .tv_nsec = timeout_ns % 1000000000};
+	int rc = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, timeout_ns >= 0 ? &ts : NULL,
+						  NULL);
+
+	return rc == -ETIME || rc == -EINTR || rc > 0 ? 0 : rc;
+}
+
+bool nvt_uring_take_wake(struct nvt_uring *u, uint64_t user_data)
+{
+	uint64_t v;
+
+	if (user_data != NVT_TAG_WAKE)
+		return false;
+	u->wake_armed = false;
+	if (read(u->wake_fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: another wake-up drained it already; nothing is lost */
+	}
+	return true;
+}

@@ -1,0 +1,37 @@
+/* io_uring plumbing shared by the io_uring engines (file, stripe): setup with registered files
+ * and fixed ring buffers, request preparation, the watched wake fd, submit-and-wait. */
+#ifndef NVT_URING_H
+#define NVT_URING_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nvtape/engine.h"
+
+struct nvt_uring {
+	struct io_uring ring;
+	bool ok;
+	bool fixed_bufs; /* the ring's chunks are registered */
+	int wake_fd;
+	bool wake_armed;
+};
+
+/* entries: submission queue size; fds: files registered as 0..nfds-1. */
+int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsigned nfds,
+		   const struct nvt_engine_params *p, struct nvt_err *err);
+void nvt_uring_close(struct nvt_uring *u);
+/* A free SQE (submits the queue once when it is full), or NULL. */
+struct io_uring_sqe *nvt_uring_sqe(struct nvt_uring *u);
+/* Prepare a read or write of len bytes at off on registered file `file`. */
+void nvt_uring_prep_rw(struct nvt_uring *u, struct io_uring_sqe *sqe, const struct nvt_io *io,
+		       int file, void *buf, uint64_t len, uint64_t off, uint64_t user_data);
+void nvt_uring_prep_sync(struct io_uring_sqe *sqe, int file, uint64_t user_data);
+/* Arm the poll on the wake fd when it is not armed. */
+void nvt_uring_arm_wake(struct nvt_uring *u);
+/* Submit what is queued and wait up to timeout_ns for a completion (0 on timeout/signal). */
+int nvt_uring_wait(struct nvt_uring *u, int64_t timeout_ns);
+/* Whether a completion is the wake poll (then it is consumed and re-armable). */
+bool nvt_uring_take_wake(struct nvt_uring *u, uint64_t user_data);
+
+#endif
