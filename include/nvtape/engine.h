@@ -73,6 +73,7 @@ struct nvt_engine {
 	bool fixed_bufs;   /* ring memory is registered: zero-copy fixed-buffer I/O */
 	bool can_reserve;  /* reserve() makes space up front (fallocate) */
 	char desc[160];    /* what was opened and how, for banners */
+	char fault[160]; /* the member that failed first ("" when none, or only one member) */
 };
 
 const struct nvt_engine_ops *nvt_engine_find(const char *name);

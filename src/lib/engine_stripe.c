@@ -167,6 +167,8 @@ static void piece_done(struct nvt_engine *e, struct stripe_priv *sp, uint64_t ud
 	unsigned m = (unsigned)((ud >> 16) & 0xffff);
 
 	sp->member_pieces[m]--;
+	if (res < 0 && !e->fault[0])
+		snprintf(e->fault, sizeof(e->fault), "member %u, %s", m + 1, sp->l.path[m]);
 	if (res < 0 && pa->res >= 0)
 		pa->res = res;
 	else if (pa->res >= 0)

@@ -186,8 +186,10 @@ static void handle_write(struct recorder *r, uint64_t k, int64_t res)
 			     res < 0 ? "failed with ENOSPC" : "was cut short");
 		else
 			fail(r, NVT_STOP_IO_ERROR, res < 0 ? (int)-res : EIO,
-			     "write of %llu bytes at offset %llu failed: %s",
-			     (unsigned long long)want, off,
+			     "write of %llu bytes at offset %llu failed%s%s%s: %s; everything "
+			     "written before it is kept",
+			     (unsigned long long)want, off, r->eng.fault[0] ? " on " : "",
+			     r->eng.fault, r->eng.fault[0] ? " (that drive failed)" : "",
 			     res < 0 ? strerror((int)-res) : "short write");
 		return;
 	}
