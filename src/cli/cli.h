@@ -73,5 +73,6 @@ int cmd_verify(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_play(int argc, char **argv);
+int cmd_setup(int argc, char **argv);
 
 #endif

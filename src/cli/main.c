@@ -13,6 +13,7 @@ static const struct {
 	{"play", cmd_play, "play a recording into a checker, a pipe or nothing at a rate"},
 	{"verify", cmd_verify, "check every beat of a recording, its gaps and drop index"},
 	{"info", cmd_info, "print the header and drop index (--json)"},
+	{"setup", cmd_setup, "prepare a recording volume: md RAID0 or one drive, fs, mount"},
 	{"recover", cmd_recover, "finalize a recording whose writer died"},
 };
 

@@ -1,0 +1,122 @@
+/* nvtape setup: prepare (or tear down) a recording volume. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "nvtape/setup.h"
+
+static const char setup_help[] =
+	"Usage: nvtape setup --raid0 DEV DEV... [options]\n"
+	"       nvtape setup --single DEV [options]\n"
+	"       nvtape setup --teardown [--mount DIR] [--md MD]\n"
+	"Prepare a recording volume: an md RAID0 array (metadata 1.2, so any Linux PC assembles\n"
+	"it with mdadm) or one drive, a filesystem aligned to the stripe, mounted noatime.\n"
+	"Lists what will be destroyed and asks first; refuses devices that are mounted or in "
+	"use.\n\n"
+	"  --chunk B       RAID0 chunk (default 512K)\n"
+	"  --fs xfs|ext4|exfat   filesystem (default xfs)\n"
+	"  --mount DIR     mount point (default /mnt/rec)\n"
+	"  --md MD         md device (default /dev/md0)\n"
+	"  -y, --yes       do not ask\n"
+	"  -h, --help\n\n" EXIT_CODES_HELP;
+
+static bool confirm(const char *plan, void *arg)
+{
+	char answer[16] = "";
+
+	(void)arg;
+	fputs(plan, stderr);
+	if (!isatty(0)) {
+		fprintf(stderr, "nvtape setup: standard input is not a terminal: give --yes to "
+				"proceed without asking\n");
+		return false;
+	}
+	fprintf(stderr, "Type yes to continue: ");
+	if (!fgets(answer, sizeof(answer), stdin))
+		return false;
+	return strcmp(answer, "yes\n") == 0;
+}
+
+static void log_cmd(const char *line, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "nvtape setup: %s\n", line);
+}
+
+int cmd_setup(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"raid0", no_argument, 0, 'R'},    {"single", no_argument, 0, 'S'},
+		{"teardown", no_argument, 0, 'T'}, {"chunk", required_argument, 0, 'c'},
+		{"fs", required_argument, 0, 'f'}, {"mount", required_argument, 0, 'm'},
+		{"md", required_argument, 0, 'M'}, {"yes", no_argument, 0, 'y'},
+		{"help", no_argument, 0, 'h'},     {0, 0, 0, 0}};
+	struct nvt_setup_opts o;
+	struct nvt_err err = {0};
+	int opt, modes = 0, rc;
+
+	nvt_setup_opts_default(&o);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":yh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'R':
+			o.mode = NVT_SETUP_RAID0;
+			modes++;
+			break;
+		case 'S':
+			o.mode = NVT_SETUP_SINGLE;
+			modes++;
+			break;
+		case 'T':
+			o.mode = NVT_SETUP_TEARDOWN;
+			modes++;
+			break;
+		case 'c':
+			if (cli_size("--chunk", optarg, &o.chunk))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'f':
+			o.fs = optarg;
+			break;
+		case 'm':
+			o.mount = optarg;
+			break;
+		case 'M':
+			o.md = optarg;
+			break;
+		case 'y':
+			o.yes = true;
+			break;
+		case 'h':
+			fputs(setup_help, stdout);
+			return NVT_EXIT_OK;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (modes != 1)
+		return cli_usage_error("give one of --raid0, --single, --teardown");
+	if (argc - optind > NVT_MAX_MEMBERS)
+		return cli_usage_error("at most %d devices", NVT_MAX_MEMBERS);
+	if (o.mode == NVT_SETUP_TEARDOWN && argc > optind)
+		return cli_usage_error("--teardown takes no devices");
+	for (int i = optind; i < argc; i++)
+		o.devs[o.ndevs++] = argv[i];
+	o.confirm = confirm;
+	o.log = log_cmd;
+	rc = nvt_setup(&o, &err);
+	if (rc == NVT_EXIT_USAGE)
+		return cli_usage_error("%s", err.msg);
+	if (rc) {
+		cli_error("%s", err.msg);
+		return rc;
+	}
+	if (o.mode != NVT_SETUP_TEARDOWN)
+		fprintf(stderr, "nvtape setup: ready: nvtape record ... %s/rec.nvt\n", o.mount);
+	return NVT_EXIT_OK;
+}
