@@ -2,6 +2,7 @@
 # data offset; md assembles it and presents the recording unchanged. With the array active,
 # its members are refused.
 . /suites/lib.sh
+reset_drives
 md_create() {
 	mdadm --zero-superblock $D0 $D1 2>/dev/null
 	yes | mdadm --create /dev/md0 --level=0 --metadata=1.2 --chunk=512 --raid-devices=2 --run $D0 $D1 >/dev/null 2>&1 || return 1

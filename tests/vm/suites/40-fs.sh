@@ -1,5 +1,6 @@
 # Filesystems on md0: record a file, verify, play (XFS; exFAT for the record).
 . /suites/lib.sh
+reset_drives
 fs_md() { # fs_md MKFS-COMMAND
 	mdadm --zero-superblock $D0 $D1 2>/dev/null
 	yes | mdadm --create /dev/md0 --level=0 --metadata=1.2 --chunk=512 --raid-devices=2 --run $D0 $D1 >/dev/null 2>&1 || return 1

@@ -2,6 +2,7 @@
 # error target while nvtape writes. The recording must stop cleanly, name the failed member,
 # exit 1, and keep everything acknowledged before the failure verifiable.
 . /suites/lib.sh
+reset_drives
 drive_fails() {
 	sectors=$(blockdev --getsz $D1)
 	echo "0 $sectors linear $D1 0" | dmsetup --noudevsync create flaky || return 1

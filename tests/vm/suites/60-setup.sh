@@ -1,6 +1,7 @@
 # nvtape setup: RAID0 + XFS + mount, a recording on it, refusal of an in-use device,
 # declining leaves everything as it was, teardown.
 . /suites/lib.sh
+reset_drives
 setup_raid0() {
 	mdadm --zero-superblock $D0 $D1 2>/dev/null
 	# not a terminal and no --yes: it asks nobody and changes nothing

@@ -14,3 +14,15 @@ check() { # check NAME CMD...: PASS when CMD exits 0
 	fi
 }
 field() { sed -n "s/^RESULT.* $1=\([^ ]*\).*/\1/p" | tail -n 1; }
+# Put both drives back to a known state: nothing mounted, no array, no mapping, no superblock.
+reset_drives() {
+	umount /mnt/rec 2>/dev/null
+	for md in /dev/md[0-9]* /dev/md/*; do [ -b "$md" ] && mdadm --stop "$md" >/dev/null 2>&1; done
+	dmsetup --noudevsync remove_all 2>/dev/null
+	mdadm --zero-superblock $D0 $D1 2>/dev/null
+	if grep -q " /mnt/rec " /proc/mounts || ls /sys/block/$(basename $D0)/holders/* >/dev/null 2>&1 ||
+		ls /sys/block/$(basename $D1)/holders/* >/dev/null 2>&1; then
+		echo "NVT-INFO reset_drives: something still holds the drives: $(ls /sys/block/*/holders/ 2>/dev/null | tr '\n' ' ')"
+	fi
+	return 0
+}
