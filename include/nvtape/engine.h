@@ -72,8 +72,9 @@ struct nvt_engine {
 	unsigned inflight; /* queued + submitted, maintained by the engine */
 	bool fixed_bufs;   /* ring memory is registered: zero-copy fixed-buffer I/O */
 	bool can_reserve;  /* reserve() makes space up front (fallocate) */
+	bool zero_filled;  /* reserve() had to write zeros (no fallocate): it took time */
 	char desc[160];    /* what was opened and how, for banners */
-	char fault[160]; /* the member that failed first ("" when none, or only one member) */
+	char fault[160];   /* the member that failed first ("" when none, or only one member) */
 };
 
 const struct nvt_engine_ops *nvt_engine_find(const char *name);

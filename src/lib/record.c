@@ -137,7 +137,7 @@ static void extend_ahead(struct recorder *r, uint64_t end)
 {
 	struct nvt_err err = {0};
 
-	if (!r->extend || end + EXTEND_STEP / 2 <= r->prealloc_end)
+	if (!r->extend || !r->eng.can_reserve || end + EXTEND_STEP / 2 <= r->prealloc_end)
 		return;
 	if (r->eng.ops->reserve(&r->eng, r->prealloc_end + EXTEND_STEP, &err)) {
 		r->extend = false; /* the writes themselves will meet ENOSPC */
@@ -515,8 +515,13 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		goto out;
 	snprintf(res->engine_desc, sizeof(res->engine_desc), "%s", r.eng.desc);
 	if (r.eng.can_reserve) {
-		if (reserve) {
+		/* open-ended: the first step now, the next ones ahead of the writes */
+		r.extend = !reserve;
+		if (!reserve)
+			reserve = EXTEND_STEP;
+		{
 			struct nvt_err rerr = {0};
+			uint64_t t0 = nvt_mono_ns();
 			int rc = r.eng.ops->reserve(&r.eng, reserve, &rerr);
 			if (rc == -ENOSPC && size) {
 				nvt_err_set(err, ENOSPC, "%s: %s; free space or lower --size",
@@ -526,9 +531,19 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 			}
 			if (rc)
 				notice(&r, "space not reserved up front (%s)", rerr.msg);
+			if (r.eng.zero_filled)
+				notice(&r,
+				       "this filesystem cannot preallocate (exFAT?): %llu MB "
+				       "zero-filled "
+				       "up front in %.1f s, so that recording overwrites instead "
+				       "of "
+				       "extending (extending O_DIRECT writes there are 10-20x "
+				       "slower)%s",
+				       (unsigned long long)(reserve / 1000000),
+				       (nvt_mono_ns() - t0) / 1e9,
+				       r.extend ? "; beyond that the file grows slowly: give --size"
+						: "");
 			r.prealloc_end = reserve;
-		} else {
-			r.extend = true;
 		}
 	}
 	r.slot_off = calloc(o->chunks, sizeof(*r.slot_off));

@@ -12,7 +12,7 @@ fs_md() { # fs_md MKFS-COMMAND
 	echo "NVT-INFO $1 on md0: $(field mbps </tmp/f.out) MB/s"
 	[ $rc = 0 ] && nvtape verify -q /mnt/rec/r.nvt >/dev/null && nvtape play -q /mnt/rec/r.nvt >/dev/null
 	rc=$?
-	umount /mnt/rec
+	umount_wait /mnt/rec
 	mdadm --stop /dev/md0 >/dev/null
 	return $rc
 }

@@ -16,7 +16,7 @@ check() { # check NAME CMD...: PASS when CMD exits 0
 field() { sed -n "s/^RESULT.* $1=\([^ ]*\).*/\1/p" | tail -n 1; }
 # Put both drives back to a known state: nothing mounted, no array, no mapping, no superblock.
 reset_drives() {
-	umount /mnt/rec 2>/dev/null
+	umount_wait /mnt/rec 2>/dev/null
 	for md in /dev/md[0-9]* /dev/md/*; do [ -b "$md" ] && mdadm --stop "$md" >/dev/null 2>&1; done
 	dmsetup --noudevsync remove_all 2>/dev/null
 	mdadm --zero-superblock $D0 $D1 2>/dev/null
@@ -25,4 +25,9 @@ reset_drives() {
 		echo "NVT-INFO reset_drives: something still holds the drives: $(ls /sys/block/*/holders/ 2>/dev/null | tr '\n' ' ')"
 	fi
 	return 0
+}
+# umount that waits: io_uring drops its registered files a moment after the process exits
+umount_wait() {
+	for i in $(seq 50); do umount "$1" 2>/dev/null && return 0; sleep 0.1; done
+	umount "$1"
 }
