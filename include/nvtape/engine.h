@@ -18,6 +18,7 @@ struct nvt_io {
 	uint64_t offset; /* byte offset on the target, multiple of 4096 */
 	int buf_index;   /* registered buffer (ring chunk memory) index, -1 if not registered */
 	uint64_t tag;    /* returned in the completion */
+	bool blocking;   /* a retry after EAGAIN: let the kernel block on it (io worker) */
 };
 
 #define NVT_TAG_WAKE UINT64_MAX /* the watched wake fd became readable */

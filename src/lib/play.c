@@ -61,21 +61,26 @@ static uint64_t chunk_len(const struct player *p, uint64_t k)
 	return p->valid - pos < p->o->chunk_bytes ? p->valid - pos : p->o->chunk_bytes;
 }
 
+static int queue_read(struct player *p, uint64_t k, bool retry)
+{
+	struct nvt_io io = {.dir = NVT_IO_READ,
+			    .buf = nvt_ring_chunk(&p->ring, k),
+			    .len = (chunk_len(p, k) + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK,
+			    .offset =
+				    p->res->rec.data_offset + (k % p->per_pass) * p->o->chunk_bytes,
+			    .buf_index = (int)(k % p->ring.nchunks),
+			    .tag = k,
+			    .blocking = retry};
+	return p->eng.ops->queue(&p->eng, &io);
+}
+
 static void issue_reads(struct player *p)
 {
 	uint64_t tail = atomic_load(&p->ring.tail);
 
 	while (!p->failed && p->issued < p->total && p->issued - tail < p->ring.nchunks &&
 	       p->eng.inflight < p->o->qd) {
-		uint64_t k = p->issued;
-		struct nvt_io io = {
-			.dir = NVT_IO_READ,
-			.buf = nvt_ring_chunk(&p->ring, k),
-			.len = (chunk_len(p, k) + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK,
-			.offset = p->res->rec.data_offset + (k % p->per_pass) * p->o->chunk_bytes,
-			.buf_index = (int)(k % p->ring.nchunks),
-			.tag = k};
-		if (p->eng.ops->queue(&p->eng, &io))
+		if (queue_read(p, p->issued, false))
 			break;
 		p->issued++;
 		if (p->eng.inflight > p->res->max_inflight)
@@ -214,6 +219,8 @@ static void run_loop(struct player *p)
 			if (k == NVT_TAG_WAKE)
 				continue;
 			uint64_t need = chunk_len(p, k);
+			if (d[i].res == -EAGAIN && !p->failed && queue_read(p, k, true) == 0)
+				continue; /* throttled: ask again */
 			if (d[i].res < (int64_t)need) {
 				fail(p, d[i].res < 0 ? (int)-d[i].res : EIO,
 				     "read of %llu bytes at offset %llu of %s: %s",

@@ -68,6 +68,7 @@ struct recorder {
 	bool ckpt_busy;
 	uint64_t ckpt_target, ckpt_last;
 	unsigned max_inflight;
+	uint64_t eagain_retries;
 };
 
 static void notice(struct recorder *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -146,6 +147,22 @@ static void extend_ahead(struct recorder *r, uint64_t end)
 	r->prealloc_end += EXTEND_STEP;
 }
 
+/* The write of chunk k (its slot's offset and length already set). */
+static int queue_chunk(struct recorder *r, uint64_t k, bool retry)
+{
+	unsigned slot = (unsigned)(k % r->ring.nchunks);
+	struct nvt_io io = {.dir = NVT_IO_WRITE,
+			    .buf = nvt_ring_chunk(&r->ring, k),
+			    .len = align_up(r->slot_len[slot], NVT_BLOCK),
+			    .offset = NVT_HEADER_SIZE + r->slot_off[slot],
+			    .buf_index = (int)slot,
+			    .tag = k,
+			    .blocking = retry};
+
+	extend_ahead(r, io.offset + io.len);
+	return r->eng.ops->queue(&r->eng, &io);
+}
+
 static void issue_writes(struct recorder *r)
 {
 	uint64_t head = nvt_ring_published(&r->ring);
@@ -153,17 +170,10 @@ static void issue_writes(struct recorder *r)
 	while (!r->failed && r->issued < head && r->eng.inflight < r->o->qd) {
 		unsigned slot = (unsigned)(r->issued % r->ring.nchunks);
 		uint64_t len = r->ring.fill[slot];
-		struct nvt_io io = {.dir = NVT_IO_WRITE,
-				    .buf = nvt_ring_chunk(&r->ring, r->issued),
-				    .len = align_up(len, NVT_BLOCK),
-				    .offset = NVT_HEADER_SIZE + r->issue_off,
-				    .buf_index = (int)slot,
-				    .tag = r->issued};
-		extend_ahead(r, io.offset + io.len);
-		if (r->eng.ops->queue(&r->eng, &io))
-			break;
 		r->slot_off[slot] = r->issue_off;
 		r->slot_len[slot] = len;
+		if (queue_chunk(r, r->issued, false))
+			break;
 		r->issue_off += len;
 		r->issued++;
 		if (r->eng.inflight > r->max_inflight)
@@ -176,6 +186,11 @@ static void handle_write(struct recorder *r, uint64_t k, int64_t res)
 	unsigned slot = (unsigned)(k % r->ring.nchunks);
 	uint64_t want = align_up(r->slot_len[slot], NVT_BLOCK);
 
+	/* a throttled block layer may answer a non-blocking attempt with EAGAIN: ask again */
+	if (res == -EAGAIN && !r->failed && queue_chunk(r, k, true) == 0) {
+		r->eagain_retries++;
+		return;
+	}
 	if (res != (int64_t)want) {
 		unsigned long long off = NVT_HEADER_SIZE + r->slot_off[slot];
 		if (res == -ENOSPC || (res >= 0 && res < (int64_t)want))

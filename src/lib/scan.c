@@ -28,18 +28,24 @@ static uint64_t chunk_len(const struct scanner *s, uint64_t k)
 	return s->o->len - pos < s->o->chunk_bytes ? s->o->len - pos : s->o->chunk_bytes;
 }
 
+static int queue_read(struct scanner *s, uint64_t k, bool retry)
+{
+	struct nvt_io io = {.dir = NVT_IO_READ,
+			    .buf = nvt_ring_chunk(&s->mem, k),
+			    .len = (chunk_len(s, k) + 4095) / 4096 * 4096,
+			    .offset = s->o->offset + k * s->o->chunk_bytes,
+			    .buf_index = (int)(k % s->mem.nchunks),
+			    .tag = k,
+			    .blocking = retry};
+	return s->eng.ops->queue(&s->eng, &io);
+}
+
 /* Keep qd reads in flight, as far as free buffers allow. */
 static void issue_reads(struct scanner *s)
 {
 	while (s->issued < s->nchunks && s->issued - s->delivered < s->mem.nchunks &&
 	       s->eng.inflight < s->qd) {
-		struct nvt_io io = {.dir = NVT_IO_READ,
-				    .buf = nvt_ring_chunk(&s->mem, s->issued),
-				    .len = (chunk_len(s, s->issued) + 4095) / 4096 * 4096,
-				    .offset = s->o->offset + s->issued * s->o->chunk_bytes,
-				    .buf_index = (int)(s->issued % s->mem.nchunks),
-				    .tag = s->issued};
-		if (s->eng.ops->queue(&s->eng, &io))
+		if (queue_read(s, s->issued, false))
 			break;
 		s->issued++;
 		if (s->eng.inflight > s->st->max_inflight)
@@ -101,6 +107,8 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		}
 		for (int i = 0; i < n && !rc; i++) {
 			uint64_t k = d[i].tag, need = chunk_len(&s, k);
+			if (d[i].res == -EAGAIN && queue_read(&s, k, true) == 0)
+				continue; /* throttled: ask again */
 			if (d[i].res < (int64_t)need) {
 				nvt_err_set(
 					err, d[i].res < 0 ? (int)-d[i].res : EIO,

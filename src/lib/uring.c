@@ -87,7 +87,7 @@ void nvt_uring_prep_rw(struct nvt_uring *u, struct io_uring_sqe *sqe, const stru
 	} else {
 		io_uring_prep_read(sqe, file, buf, (unsigned)len, off);
 	}
-	sqe->flags |= IOSQE_FIXED_FILE;
+	sqe->flags |= IOSQE_FIXED_FILE | (io->blocking ? IOSQE_ASYNC : 0);
 	io_uring_sqe_set_data64(sqe, user_data);
 }
 
