@@ -86,12 +86,14 @@ static void test_rate_accuracy_and_pacing(void **state)
 	assert_int_equal(s.drops, 0);
 	assert_int_equal(d.chk.beats, s.published_bytes / 16);
 	assert_int_equal(d.chk.gaps + d.chk.corrupt + d.chk.backward, 0);
-	/* pacing: ~50 us steps, hardly ever more than 100 us of data at once */
+	/* pacing: ~20-50 us steps, rarely more than 100 us of data at once */
 	print_message("steps %llu, over 100 us: %llu, largest %llu bytes\n",
 		      (unsigned long long)s.steps, (unsigned long long)s.steps_long,
 		      (unsigned long long)s.max_step_bytes);
+	/* a chunk-burst generator would make ~500 steps here, all of them long; on a shared
+	 * 2-vCPU machine preemption stretches a few percent of the steps (6 % seen under CI load) */
 	assert_true(s.steps >= 8000);
-	assert_true(s.steps_long * 100 <= s.steps * 5);
+	assert_true(s.steps_long * 100 <= s.steps * 15);
 	nvt_source_free(&s);
 	nvt_ring_destroy(&r);
 }
