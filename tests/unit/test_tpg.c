@@ -91,7 +91,8 @@ static void test_rate_accuracy_and_pacing(void **state)
 		      (unsigned long long)s.steps, (unsigned long long)s.steps_long,
 		      (unsigned long long)s.max_step_bytes);
 	/* a chunk-burst generator would make ~500 steps here, all of them long; on a shared
-	 * 2-vCPU machine preemption stretches a few percent of the steps (6 % seen under CI load) */
+	 * 2-vCPU machine preemption stretches a few percent of the steps (6 % seen under CI load)
+	 */
 	assert_true(s.steps >= 8000);
 	assert_true(s.steps_long * 100 <= s.steps * 15);
 	nvt_source_free(&s);
