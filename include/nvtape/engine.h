@@ -89,5 +89,6 @@ void nvt_engine_close(struct nvt_engine *e);
 extern const struct nvt_engine_ops nvt_engine_file;
 extern const struct nvt_engine_ops nvt_engine_null;
 extern const struct nvt_engine_ops nvt_engine_stripe;
+extern const struct nvt_engine_ops nvt_engine_nvme;
 
 #endif

@@ -23,7 +23,9 @@ static const char record_help[] =
 	"  --chunk B            ring chunk = write size (default 8M, multiple of 4K)\n"
 	"  --chunks N           ring chunks (default 32)\n"
 	"  --qd Q               writes in flight (default 8)\n"
-	"  --engine file|null   file: io_uring O_DIRECT (default); null: store nothing\n"
+	"  --engine file|null|nvme  file: io_uring O_DIRECT (default); null: store nothing;\n"
+	"                       nvme: NVMe commands built by nvtape, io_uring passthrough\n"
+	"                       (give the namespace, /dev/nvmeXnY)\n"
 	"  --format nvtape|fdrec  file format (fdrec: FPGA Drive Recorder v1, byte for byte)\n"
 	"  --timeout T          stall watchdog (default 10 s)\n"
 	"  --force              record onto a block device that carries a filesystem, RAID\n"
@@ -240,7 +242,7 @@ int cmd_record(int argc, char **argv)
 	if (strcmp(o.source, "tpg") && strcmp(o.source, "stdin"))
 		return cli_usage_error("--source must be tpg or stdin");
 	if (!nvt_engine_find(o.engine))
-		return cli_usage_error("--engine must be file or null");
+		return cli_usage_error("--engine must be file, null or nvme");
 	if (!strcmp(o.source, "stdin") && rate_given && o.rate_bps)
 		return cli_usage_error("--rate paces the test pattern; a stdin source runs at "
 				       "the rate its writer feeds it");

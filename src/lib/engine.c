@@ -6,7 +6,7 @@
 #include "nvtape/engine.h"
 
 static const struct nvt_engine_ops *const engines[] = {&nvt_engine_file, &nvt_engine_null,
-						       &nvt_engine_stripe};
+						       &nvt_engine_stripe, &nvt_engine_nvme};
 
 const struct nvt_engine_ops *nvt_engine_find(const char *name)
 {
@@ -18,7 +18,7 @@ const struct nvt_engine_ops *nvt_engine_find(const char *name)
 
 const char *nvt_engine_names(void)
 {
-	return "file, null, stripe";
+	return "file, null, stripe, nvme";
 }
 
 int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_engine_params *p,

@@ -12,7 +12,7 @@
 #include "uring.h"
 
 int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsigned nfds,
-		   const struct nvt_engine_params *p, struct nvt_err *err)
+		   const struct nvt_engine_params *p, unsigned setup_flags, struct nvt_err *err)
 {
 	struct io_uring_params up;
 	int rc;
@@ -20,10 +20,11 @@ int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsign
 	memset(u, 0, sizeof(*u));
 	u->wake_fd = p->wake_fd;
 	memset(&up, 0, sizeof(up));
-	up.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	up.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | setup_flags;
 	rc = io_uring_queue_init_params(entries, &u->ring, &up);
 	if (rc == -EINVAL) { /* kernel older than 6.1 */
 		memset(&up, 0, sizeof(up));
+		up.flags = setup_flags;
 		rc = io_uring_queue_init_params(entries, &u->ring, &up);
 	}
 	if (rc) {

@@ -19,7 +19,7 @@ struct nvt_uring {
 
 /* entries: submission queue size; fds: files registered as 0..nfds-1. */
 int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsigned nfds,
-		   const struct nvt_engine_params *p, struct nvt_err *err);
+		   const struct nvt_engine_params *p, unsigned setup_flags, struct nvt_err *err);
 void nvt_uring_close(struct nvt_uring *u);
 /* A free SQE (submits the queue once when it is full), or NULL. */
 struct io_uring_sqe *nvt_uring_sqe(struct nvt_uring *u);
