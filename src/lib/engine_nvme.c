@@ -16,23 +16,14 @@
 #include "nvtape/engine.h"
 #include "uring.h"
 
-struct parent {
-	uint64_t tag;
-	uint64_t len;
-	int64_t res;
-	unsigned pending;
-	bool used;
-};
-
 struct nvme_priv {
 	struct nvt_uring u;
 	int fd;
 	unsigned ctrl, ns;
 	uint32_t nsid, lba_shift;
 	uint64_t capacity, max_cmd;
-	unsigned qd, npar, nready;
-	struct parent *par;
-	struct nvt_io_done *ready;
+	unsigned qd;
+	struct nvt_split split;
 	char ng[32];
 };
 
@@ -148,10 +139,7 @@ static int nvme_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	if (rc)
 		return rc;
 	np->qd = p->qd;
-	np->npar = p->qd + 4;
-	np->par = calloc(np->npar, sizeof(*np->par));
-	np->ready = calloc(np->npar, sizeof(*np->ready));
-	if (!np->par || !np->ready) {
+	if (nvt_split_init(&np->split, p->qd + 4)) {
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
@@ -162,20 +150,10 @@ static int nvme_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 			(unsigned)((p->buf_bytes ? p->buf_bytes : (8u << 20)) / np->max_cmd) + 2;
 		q.bufs = NULL;
 		q.nbufs = 0;
-		rc = nvt_uring_open(&np->u, np->npar * per + 8, &np->fd, 1, &q,
+		rc = nvt_uring_open(&np->u, (p->qd + 4) * per + 8, &np->fd, 1, &q,
 				    IORING_SETUP_SQE128 | IORING_SETUP_CQE32, err);
 	}
 	return rc;
-}
-
-static int take_parent(struct nvme_priv *np, uint64_t tag)
-{
-	for (unsigned i = 0; i < np->npar; i++)
-		if (!np->par[i].used) {
-			np->par[i] = (struct parent){.tag = tag, .used = true};
-			return (int)i;
-		}
-	return -EBUSY;
 }
 
 static int push_cmd(struct nvme_priv *np, int pi, uint8_t opcode, void *buf, uint64_t len,
@@ -191,7 +169,7 @@ static int push_cmd(struct nvme_priv *np, int pi, uint8_t opcode, void *buf, uin
 	sqe->fd = 0;
 	sqe->flags = IOSQE_FIXED_FILE;
 	sqe->cmd_op = NVME_URING_CMD_IO;
-	sqe->user_data = (uint64_t)pi;
+	sqe->user_data = ((uint64_t)pi << 32) | len; /* len < 4 GiB: a command is <= MDTS */
 	cmd = (struct nvme_uring_cmd *)sqe->cmd;
 	cmd->opcode = opcode;
 	cmd->nsid = np->nsid;
@@ -203,7 +181,7 @@ static int push_cmd(struct nvme_priv *np, int pi, uint8_t opcode, void *buf, uin
 		cmd->cdw11 = (uint32_t)(slba >> 32);
 		cmd->cdw12 = (uint32_t)(nlb - 1);
 	}
-	np->par[pi].pending++;
+	np->split.par[pi].pending++;
 	return 0;
 }
 
@@ -214,13 +192,12 @@ static int nvme_queue(struct nvt_engine *e, const struct nvt_io *io)
 	uint64_t off = io->offset, len = io->len;
 	int pi;
 
-	if (e->inflight >= np->qd + 2 || (pi = take_parent(np, io->tag)) < 0)
+	if (e->inflight >= np->qd + 2 || (pi = nvt_split_take(&np->split, io->tag)) < 0)
 		return -EBUSY;
-	np->par[pi].len = io->len;
 	while (len) {
 		uint64_t k = len < np->max_cmd ? len : np->max_cmd;
 		if (push_cmd(np, pi, io->dir == NVT_IO_WRITE ? 0x01 : 0x02, buf, k, off)) {
-			np->par[pi].res = -EBUSY;
+			np->split.par[pi].res = -EBUSY;
 			break;
 		}
 		buf += k;
@@ -234,7 +211,7 @@ static int nvme_queue(struct nvt_engine *e, const struct nvt_io *io)
 static int nvme_queue_sync(struct nvt_engine *e, uint64_t tag)
 {
 	struct nvme_priv *np = e->priv;
-	int pi = take_parent(np, tag);
+	int pi = nvt_split_take(&np->split, tag);
 
 	if (pi < 0 || push_cmd(np, pi, 0x00, NULL, 0, 0))
 		return -EBUSY;
@@ -257,7 +234,7 @@ static int nvme_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max
 	struct io_uring_cqe *cqe;
 	unsigned head, seen = 0, n = 0;
 	bool woke = false;
-	int rc = nvt_uring_wait(&np->u, np->nready ? 0 : timeout_ns);
+	int rc = nvt_uring_wait(&np->u, np->split.nready ? 0 : timeout_ns);
 
 	if (rc)
 		return rc;
@@ -269,31 +246,24 @@ static int nvme_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max
 			woke = true;
 			continue;
 		}
-		struct parent *pa = &np->par[ud];
-		if (cqe->res && pa->res >= 0) {
+		/* res: -errno, an NVMe status (> 0), or 0: the command moved its whole length */
+		if (cqe->res && !e->fault[0]) {
 			char st[128];
-			pa->res = cqe->res < 0 ? cqe->res : -EIO;
-			if (!e->fault[0])
-				snprintf(e->fault, sizeof(e->fault), "%s (%s)", np->ng,
-					 cqe->res < 0 ? strerror(-cqe->res)
-						      : nvt_nvme_status_str((unsigned)cqe->res, st,
-									    sizeof(st)));
+			snprintf(e->fault, sizeof(e->fault), "%s (%s)", np->ng,
+				 cqe->res < 0
+					 ? strerror(-cqe->res)
+					 : nvt_nvme_status_str((unsigned)cqe->res, st, sizeof(st)));
 		}
-		if (--pa->pending == 0) {
-			np->ready[np->nready++] = (struct nvt_io_done){
-				.tag = pa->tag, .res = pa->res < 0 ? pa->res : (int64_t)pa->len};
-			pa->used = false;
+		if (nvt_split_piece_done(&np->split, (unsigned)(ud >> 32),
+					 cqe->res < 0   ? cqe->res
+					 : cqe->res > 0 ? -EIO
+							: (int64_t)(ud & 0xffffffffu)))
 			e->inflight--;
-		}
 	}
 	io_uring_cq_advance(&np->u.ring, seen);
 	if (woke && max)
 		out[n++] = (struct nvt_io_done){.tag = NVT_TAG_WAKE, .res = 0};
-	while (n < max && np->nready) {
-		out[n++] = np->ready[0];
-		memmove(np->ready, np->ready + 1, --np->nready * sizeof(*np->ready));
-	}
-	return (int)n;
+	return (int)(n + nvt_split_pop(&np->split, out + n, max - n));
 }
 
 /* Synchronous passthrough command (headers, indexes, the final flush). */
@@ -355,8 +325,7 @@ static void nvme_close(struct nvt_engine *e)
 	nvt_uring_close(&np->u);
 	if (np->fd >= 0)
 		close(np->fd);
-	free(np->par);
-	free(np->ready);
+	nvt_split_free(&np->split);
 	free(np);
 	e->priv = NULL;
 }

@@ -18,24 +18,13 @@
 #include "sysutil.h"
 #include "uring.h"
 
-struct parent {
-	uint64_t tag;
-	int64_t res;      /* bytes so far, or the first error */
-	unsigned pending; /* pieces in flight */
-	bool used;
-};
-
 struct stripe_priv {
 	struct nvt_uring u;
 	struct nvt_layout l;
 	int fd[NVT_MAX_MEMBERS];
 	bool blockdev;
 	unsigned qd;
-	struct parent *par;
-	unsigned npar;
-	struct nvt_io_done *ready; /* completions assembled, not yet handed out */
-	unsigned nready;
-	uint64_t member_pieces[NVT_MAX_MEMBERS]; /* pieces in flight per member */
+	struct nvt_split split;
 };
 
 static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, struct nvt_err *err)
@@ -73,11 +62,8 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 	}
 	/* pieces of one I/O: its length over the chunk, plus one for a misaligned start */
 	pieces = (unsigned)((p->buf_bytes ? p->buf_bytes : (8u << 20)) / sp->l.stripe) + 2;
-	sp->npar = p->qd + 4;
-	entries = sp->npar * (pieces > sp->l.n ? pieces : sp->l.n) + 8;
-	sp->par = calloc(sp->npar, sizeof(*sp->par));
-	sp->ready = calloc(sp->npar, sizeof(*sp->ready));
-	if (!sp->par || !sp->ready) {
+	entries = (p->qd + 4) * (pieces > sp->l.n ? pieces : sp->l.n) + 8;
+	if (nvt_split_init(&sp->split, p->qd + 4)) {
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
@@ -93,17 +79,6 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 	return 0;
 }
 
-static int take_parent(struct stripe_priv *sp, uint64_t tag)
-{
-	for (unsigned i = 0; i < sp->npar; i++) {
-		if (!sp->par[i].used) {
-			sp->par[i] = (struct parent){.tag = tag, .used = true};
-			return (int)i;
-		}
-	}
-	return -EBUSY;
-}
-
 static int stripe_queue(struct nvt_engine *e, const struct nvt_io *io)
 {
 	struct stripe_priv *sp = e->priv;
@@ -111,7 +86,7 @@ static int stripe_queue(struct nvt_engine *e, const struct nvt_io *io)
 	uint64_t off = io->offset, len = io->len;
 	int pi;
 
-	if (e->inflight >= sp->qd + 2 || (pi = take_parent(sp, io->tag)) < 0)
+	if (e->inflight >= sp->qd + 2 || (pi = nvt_split_take(&sp->split, io->tag)) < 0)
 		return -EBUSY;
 	while (len) {
 		uint64_t moff, run;
@@ -119,13 +94,12 @@ static int stripe_queue(struct nvt_engine *e, const struct nvt_io *io)
 		uint64_t k = run < len ? run : len;
 		struct io_uring_sqe *sqe = nvt_uring_sqe(&sp->u);
 		if (!sqe) { /* cannot happen with the ring sized for qd full I/Os */
-			sp->par[pi].res = -EBUSY;
+			sp->split.par[pi].res = -EBUSY;
 			break;
 		}
 		nvt_uring_prep_rw(&sp->u, sqe, io, (int)m, buf, k, moff,
 				  ((uint64_t)pi << 32) | (m << 16) | 1u);
-		sp->par[pi].pending++;
-		sp->member_pieces[m]++;
+		sp->split.par[pi].pending++;
 		buf += k;
 		off += k;
 		len -= k;
@@ -137,7 +111,7 @@ static int stripe_queue(struct nvt_engine *e, const struct nvt_io *io)
 static int stripe_queue_sync(struct nvt_engine *e, uint64_t tag)
 {
 	struct stripe_priv *sp = e->priv;
-	int pi = take_parent(sp, tag);
+	int pi = nvt_split_take(&sp->split, tag);
 
 	if (pi < 0)
 		return -EBUSY;
@@ -146,8 +120,7 @@ static int stripe_queue_sync(struct nvt_engine *e, uint64_t tag)
 		if (!sqe)
 			return -EBUSY;
 		nvt_uring_prep_sync(sqe, (int)m, ((uint64_t)pi << 32) | (m << 16) | 1u);
-		sp->par[pi].pending++;
-		sp->member_pieces[m]++;
+		sp->split.par[pi].pending++;
 	}
 	e->inflight++;
 	return 0;
@@ -161,25 +134,6 @@ static int stripe_submit(struct nvt_engine *e)
 	return 0; /* submitted with the next reap: one io_uring_enter for both */
 }
 
-static void piece_done(struct nvt_engine *e, struct stripe_priv *sp, uint64_t ud, int32_t res)
-{
-	struct parent *pa = &sp->par[ud >> 32];
-	unsigned m = (unsigned)((ud >> 16) & 0xffff);
-
-	sp->member_pieces[m]--;
-	if (res < 0 && !e->fault[0])
-		snprintf(e->fault, sizeof(e->fault), "member %u, %s", m + 1, sp->l.path[m]);
-	if (res < 0 && pa->res >= 0)
-		pa->res = res;
-	else if (pa->res >= 0)
-		pa->res += res;
-	if (--pa->pending == 0) {
-		sp->ready[sp->nready++] = (struct nvt_io_done){.tag = pa->tag, .res = pa->res};
-		pa->used = false;
-		e->inflight--;
-	}
-}
-
 static int stripe_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max,
 		       int64_t timeout_ns)
 {
@@ -187,27 +141,28 @@ static int stripe_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned m
 	struct io_uring_cqe *cqe;
 	unsigned head, seen = 0, n = 0;
 	bool woke = false;
-	int rc = nvt_uring_wait(&sp->u, sp->nready ? 0 : timeout_ns);
+	int rc = nvt_uring_wait(&sp->u, sp->split.nready ? 0 : timeout_ns);
 
 	if (rc)
 		return rc;
 	io_uring_for_each_cqe(&sp->u.ring, head, cqe)
 	{
 		uint64_t ud = io_uring_cqe_get_data64(cqe);
+		unsigned m = (unsigned)((ud >> 16) & 0xffff);
 		seen++;
-		if (nvt_uring_take_wake(&sp->u, ud))
+		if (nvt_uring_take_wake(&sp->u, ud)) {
 			woke = true;
-		else
-			piece_done(e, sp, ud, cqe->res);
+			continue;
+		}
+		if (cqe->res < 0 && !e->fault[0])
+			snprintf(e->fault, sizeof(e->fault), "member %u, %s", m + 1, sp->l.path[m]);
+		if (nvt_split_piece_done(&sp->split, (unsigned)(ud >> 32), cqe->res))
+			e->inflight--;
 	}
 	io_uring_cq_advance(&sp->u.ring, seen);
 	if (woke && max)
 		out[n++] = (struct nvt_io_done){.tag = NVT_TAG_WAKE, .res = 0};
-	while (n < max && sp->nready) {
-		out[n++] = sp->ready[0];
-		memmove(sp->ready, sp->ready + 1, --sp->nready * sizeof(*sp->ready));
-	}
-	return (int)n;
+	return (int)(n + nvt_split_pop(&sp->split, out + n, max - n));
 }
 
 static int stripe_reserve(struct nvt_engine *e, uint64_t size, struct nvt_err *err)
@@ -281,8 +236,7 @@ static void stripe_close(struct nvt_engine *e)
 	for (unsigned m = 0; m < NVT_MAX_MEMBERS; m++)
 		if (sp->fd[m] >= 0)
 			close(sp->fd[m]);
-	free(sp->par);
-	free(sp->ready);
+	nvt_split_free(&sp->split);
 	free(sp);
 	e->priv = NULL;
 }

@@ -133,3 +133,55 @@ bool nvt_uring_take_wake(struct nvt_uring *u, uint64_t user_data)
 	}
 	return true;
 }
+
+int nvt_split_init(struct nvt_split *s, unsigned n)
+{
+	memset(s, 0, sizeof(*s));
+	s->npar = n;
+	s->par = calloc(n, sizeof(*s->par));
+	s->ready = calloc(n, sizeof(*s->ready));
+	return s->par && s->ready ? 0 : -ENOMEM;
+}
+
+void nvt_split_free(struct nvt_split *s)
+{
+	free(s->par);
+	free(s->ready);
+	memset(s, 0, sizeof(*s));
+}
+
+int nvt_split_take(struct nvt_split *s, uint64_t tag)
+{
+	for (unsigned i = 0; i < s->npar; i++) {
+		if (!s->par[i].used) {
+			s->par[i] = (struct nvt_split_parent){.tag = tag, .used = true};
+			return (int)i;
+		}
+	}
+	return -EBUSY;
+}
+
+bool nvt_split_piece_done(struct nvt_split *s, unsigned pi, int64_t res)
+{
+	struct nvt_split_parent *pa = &s->par[pi];
+
+	if (res < 0 && pa->res >= 0)
+		pa->res = res;
+	else if (pa->res >= 0)
+		pa->res += res;
+	if (--pa->pending)
+		return false;
+	s->ready[s->nready++] = (struct nvt_io_done){.tag = pa->tag, .res = pa->res};
+	pa->used = false;
+	return true;
+}
+
+unsigned nvt_split_pop(struct nvt_split *s, struct nvt_io_done *out, unsigned max)
+{
+	unsigned n = s->nready < max ? s->nready : max;
+
+	memcpy(out, s->ready, n * sizeof(*out));
+	memmove(s->ready, s->ready + n, (s->nready - n) * sizeof(*s->ready));
+	s->nready -= n;
+	return n;
+}

@@ -34,4 +34,29 @@ int nvt_uring_wait(struct nvt_uring *u, int64_t timeout_ns);
 /* Whether a completion is the wake poll (then it is consumed and re-armable). */
 bool nvt_uring_take_wake(struct nvt_uring *u, uint64_t user_data);
 
+/* One I/O split into several requests (pieces): it completes with its last piece, with the
+ * bytes of all pieces or the first error of any. Used by the stripe and nvme engines. */
+struct nvt_split_parent {
+	uint64_t tag;
+	int64_t res;
+	unsigned pending;
+	bool used;
+};
+
+struct nvt_split {
+	struct nvt_split_parent *par;
+	unsigned npar;
+	struct nvt_io_done *ready; /* completed I/Os not yet handed out */
+	unsigned nready;
+};
+
+int nvt_split_init(struct nvt_split *s, unsigned n);
+void nvt_split_free(struct nvt_split *s);
+/* A free parent for the I/O with this tag, or -EBUSY. */
+int nvt_split_take(struct nvt_split *s, uint64_t tag);
+/* A piece of parent pi finished (bytes or -errno); true when that completed the parent. */
+bool nvt_split_piece_done(struct nvt_split *s, unsigned pi, int64_t res);
+/* Hand out up to max completed I/Os. */
+unsigned nvt_split_pop(struct nvt_split *s, struct nvt_io_done *out, unsigned max);
+
 #endif
