@@ -1,12 +1,14 @@
 /* Storage engines: "write / read this buffer at this offset", completed asynchronously, with a
- * result per I/O. One engine per file behind this ops table: file (io_uring O_DIRECT), null;
- * later stripes and NVMe passthrough. */
+ * result per I/O. One engine per file behind this ops table: file (io_uring O_DIRECT), stripe
+ * (the md RAID0 layout over several), null, nvme (NVMe commands built by nvtape, io_uring
+ * passthrough). */
 #ifndef NVTAPE_ENGINE_H
 #define NVTAPE_ENGINE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "format.h"
 #include "nvtape.h"
 
 enum nvt_io_dir { NVT_IO_WRITE = 0, NVT_IO_READ = 1 };
@@ -21,7 +23,9 @@ struct nvt_io {
 	bool blocking;   /* a retry after EAGAIN: let the kernel block on it (io worker) */
 };
 
-#define NVT_TAG_WAKE UINT64_MAX /* the watched wake fd became readable */
+#define NVT_TAG_WAKE        UINT64_MAX /* the watched wake fd became readable */
+#define NVT_NVME_MAX_QD     63u        /* nvme engine: commands in flight per drive */
+#define NVT_NVME_DEFAULT_QD 32u
 
 struct nvt_io_done {
 	uint64_t tag;
@@ -34,10 +38,11 @@ struct nvt_engine_params {
 	const char *path;                /* one file or device ... */
 	const struct nvt_layout *layout; /* ... or several members (stripe engine) */
 	bool write;                      /* open for recording (create/truncate) or for reading */
-	unsigned qd;                     /* I/Os in flight at most */
-	uint64_t prealloc;               /* bytes to reserve up front (0 = unknown) */
-	void *bufs;                      /* memory to register for zero-copy DMA (the ring) */
-	uint64_t buf_bytes;              /* size of one registered buffer (a ring chunk) */
+	unsigned qd;             /* I/Os in flight at most (nvme: commands in flight per drive) */
+	uint64_t prealloc;       /* bytes the recording will take at most (0 = unknown) */
+	uint64_t cmd_timeout_ns; /* a command outstanding this long fails its drive (nvme) */
+	void *bufs;              /* memory to register for zero-copy DMA (the ring) */
+	uint64_t buf_bytes;      /* size of one registered buffer (a ring chunk) */
 	unsigned nbufs;
 	int wake_fd; /* eventfd to watch alongside completions, -1 = none */
 };
@@ -71,14 +76,21 @@ struct nvt_engine {
 	const struct nvt_engine_ops *ops;
 	void *priv;
 	unsigned inflight; /* queued + submitted, maintained by the engine */
+	unsigned depth;    /* I/Os the caller keeps in flight (default: params qd) */
 	bool fixed_bufs;   /* ring memory is registered: zero-copy fixed-buffer I/O */
 	bool can_reserve;  /* reserve() makes space up front (fallocate) */
 	bool zero_filled;  /* reserve() had to write zeros (no fallocate): it took time */
-	char desc[160];    /* what was opened and how, for banners */
-	char fault[160];   /* the member that failed first ("" when none, or only one member) */
+	char desc[384];    /* what was opened and how, for banners */
+	char fault[192];   /* the member that failed first ("" when none, or only one member) */
+	uint32_t io_path;  /* enum nvt_io_path */
+	unsigned ndrives;  /* NVMe namespaces identified (nvme engine) */
+	struct nvt_drive drive[NVT_MAX_DRIVES];
 };
 
 const struct nvt_engine_ops *nvt_engine_find(const char *name);
+/* The engine that serves `name` ("file", "nvme", ...; NULL = file) on layout l: the file engine
+ * becomes the stripe engine for several members. */
+const char *nvt_engine_for(const char *name, const struct nvt_layout *l);
 /* "file, null" for usage messages. */
 const char *nvt_engine_names(void);
 

@@ -32,6 +32,25 @@ enum nvt_source_kind {
 	NVT_SRC_STDIN = 2, /* pipe / fd; back-pressured: never drops */
 };
 
+#define NVT_MAX_DRIVES 16
+
+/* header.io_path: how the data reached the drives */
+enum nvt_io_path {
+	NVT_PATH_BLOCK = 0, /* files or block devices through the kernel's block layer */
+	NVT_PATH_NVME = 1,  /* NVMe commands built by nvtape (io_uring passthrough) */
+};
+
+/* One NVMe namespace a recording was written to (Identify Controller / Namespace). */
+struct __attribute__((packed)) nvt_drive_id {
+	char model[40];       /*  0 MN, space-padded as the drive reports it */
+	char serial[20];      /* 40 SN */
+	char firmware[8];     /* 60 FR */
+	uint32_t nsid;        /* 68 namespace id */
+	uint32_t lba_bytes;   /* 72 logical block size */
+	uint32_t max_cmd_kib; /* 76 largest command nvtape sent, KiB */
+};
+_Static_assert(sizeof(struct nvt_drive_id) == 80, "nvt_drive_id must be 80 bytes");
+
 struct __attribute__((packed)) nvt_header {
 	char magic[8];          /*   0 "NVTAPE\0\0" */
 	uint32_t version;       /*   8 NVT_FORMAT_VERSION */
@@ -60,11 +79,16 @@ struct __attribute__((packed)) nvt_header {
 	char writer[32];        /* 208 "nvtape X.Y.Z", NUL-padded */
 	uint64_t stripe_bytes;  /* 240 RAID0 chunk of a striped recording */
 	uint64_t member_offset; /* 248 where the stripe starts on every member */
-	uint8_t reserved[3836]; /* 256 zero */
-	uint32_t header_crc;    /* 4092 CRC32C of bytes 0..4091 */
+	uint32_t drive_count;   /* 256 drives identified below (0: not written by passthrough) */
+	uint32_t io_path;       /* 260 enum nvt_io_path */
+	struct nvt_drive_id drive[NVT_MAX_DRIVES]; /* 264 the namespaces written, in order */
+	uint8_t reserved[2548];                    /* 1544 zero */
+	uint32_t header_crc;                       /* 4092 CRC32C of bytes 0..4091 */
 };
 _Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SIZE, "nvt_header must be 4096 bytes");
 _Static_assert(offsetof(struct nvt_header, hostname) == 144, "nvt_header layout");
+_Static_assert(offsetof(struct nvt_header, drive) == 264, "nvt_header layout");
+_Static_assert(offsetof(struct nvt_header, reserved) == 1544, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, header_crc) == 4092, "nvt_header layout");
 
 /* The index: a small header followed by typed records; readers skip types they do not know. */
@@ -136,6 +160,12 @@ struct nvt_recording {
 	uint32_t index_crc;
 	uint32_t members; /* striped over this many members (0/1: one) */
 	uint64_t stripe_bytes, member_offset;
+	uint32_t io_path;     /* enum nvt_io_path */
+	uint32_t drive_count; /* entries of drive[] */
+	struct nvt_drive {
+		char model[41], serial[21], firmware[9]; /* trimmed, NUL-terminated */
+		uint32_t nsid, lba_bytes, max_cmd_kib;
+	} drive[NVT_MAX_DRIVES];
 	char hostname[65];
 	char writer[33]; /* nvtape writer or fdrec target */
 	/* derived by nvt_recording_open() */
@@ -145,6 +175,9 @@ struct nvt_recording {
 };
 
 uint32_t nvt_crc32c(uint32_t crc, const void *buf, size_t len);
+/* An Identify string (space-padded, not terminated) of n bytes, trimmed, into dst. */
+void nvt_id_str(char *dst, size_t cap, const char *src, size_t n);
+void nvt_drive_from_id(struct nvt_drive *d, const struct nvt_drive_id *id);
 
 /* Encode / decode. decode validates magic, version, sizes and CRC and says what is wrong. */
 void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *out);

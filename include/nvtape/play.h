@@ -30,7 +30,8 @@ struct nvt_play_opts {
 	uint64_t rate_bps;        /* 0 = max */
 	uint64_t chunk_bytes;     /* default 8 MiB */
 	unsigned chunks;          /* default 32 */
-	unsigned qd;              /* default 8 */
+	unsigned qd;              /* default 8 (nvme engine: commands per drive) */
+	const char *engine;       /* "file" (default, the stripe engine for several) or "nvme" */
 	uint64_t loops;           /* passes over the file, 0 = until interrupted; default 1 */
 	uint64_t timeout_ns;      /* stall watchdog */
 	uint64_t stats_ns;

@@ -26,7 +26,7 @@ struct nvt_record_stats {
 struct nvt_record_opts {
 	const char *path;
 	struct nvt_layout layout; /* several members when n > 0 (stripe engine) */
-	const char *engine;       /* "file" (default) or "null" */
+	const char *engine;       /* "file" (default), "null" or "nvme" */
 	const char *source;       /* "tpg" (default) or "stdin" */
 	enum nvt_file_format format;
 	uint64_t rate_bps;      /* 0 = unpaced */
@@ -66,7 +66,7 @@ struct nvt_record_result {
 	uint64_t io_cpu_ns, src_cpu_ns, proc_cpu_ns;
 	uint64_t pace_steps, pace_steps_long, pace_max_step_bytes;
 	bool hugetlb, fixed_bufs;
-	char engine_desc[160];
+	char engine_desc[384];
 	struct nvt_err err; /* set when reason is an error */
 };
 

@@ -28,7 +28,8 @@ struct nvt_verify_opts {
 	struct nvt_layout layout; /* ... several members (n > 0) */
 	uint64_t chunk_bytes;     /* read size, default 8 MiB */
 	unsigned chunks;          /* read buffers, default 16 */
-	unsigned qd;              /* reads in flight, default 8 */
+	unsigned qd;              /* reads in flight, default 8 (nvme: commands per drive) */
+	const char *engine;       /* "file" (default, the stripe engine for several) or "nvme" */
 	/* events (offset = file offset), called for every gap / corrupt / backward beat */
 	void (*on_event)(const struct nvt_check_event *ev, void *arg);
 	void (*progress)(uint64_t done, uint64_t total, void *arg);

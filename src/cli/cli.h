@@ -35,6 +35,15 @@ int cli_chunk(const char *val, uint64_t *out);
 int cli_rate(const char *val, uint64_t *out);
 /* a count option (--chunks, --qd) within [min, max] */
 int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out);
+/* --engine: file or nvme (and null for a writer) */
+int cli_engine(const char *val, bool writer, const char **out);
+/* --qd for the nvme engine: commands in flight per drive, default 32, at most 63 */
+int cli_engine_qd(const char *engine, bool qd_given, unsigned *qd);
+#define CLI_ENGINE_HELP                                                                            \
+	"  --engine file|nvme   file: io_uring O_DIRECT through the block layer (default);\n"      \
+	"                       nvme: NVMe Read commands built by nvtape, io_uring\n"              \
+	"                       passthrough on /dev/ngXnY (qd = commands per drive,\n"             \
+	"                       default 32, at most 63)\n"
 /* The FILE arguments: one file or device, or several members striped in the md RAID0 layout
  * (--stripe, default 512K; --member-offset). Returns 0 or NVT_EXIT_USAGE. */
 int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t stripe,

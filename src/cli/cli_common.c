@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nvtape/engine.h"
 #include "nvtape/units.h"
 
 volatile sig_atomic_t cli_interrupted;
@@ -120,6 +121,28 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
 	return 0;
 }
 
+int cli_engine(const char *val, bool writer, const char **out)
+{
+	if (!strcmp(val, "file") || !strcmp(val, "nvme") || (writer && !strcmp(val, "null"))) {
+		*out = val;
+		return 0;
+	}
+	return cli_usage_error("--engine must be file%s or nvme", writer ? ", null" : "");
+}
+
+int cli_engine_qd(const char *engine, bool qd_given, unsigned *qd)
+{
+	if (!engine || strcmp(engine, "nvme"))
+		return 0;
+	if (!qd_given)
+		*qd = NVT_NVME_DEFAULT_QD;
+	if (*qd > NVT_NVME_MAX_QD)
+		return cli_usage_error("--qd with --engine nvme counts NVMe commands in flight per "
+				       "drive: 1 to %u",
+				       NVT_NVME_MAX_QD);
+	return 0;
+}
+
 int cli_layout_option(int opt, const char *val, uint64_t *stripe, uint64_t *member_offset)
 {
 	return opt == 'Z' ? cli_size("--stripe", val, stripe)
@@ -140,8 +163,18 @@ int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t 
 	if (n == 1 && stripe)
 		return cli_usage_error("--stripe needs two or more members");
 	l->n = (unsigned)n;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		unsigned c, ns;
+		char tail;
+		/* an NVMe namespace's char device: the recording is read and checked through its
+		 * block device, the nvme engine finds the char device itself */
+		if (sscanf(argv[first + i], "/dev/ng%un%u%c", &c, &ns, &tail) == 2) {
+			static char names[NVT_MAX_MEMBERS][32];
+			snprintf(names[i], sizeof(names[i]), "/dev/nvme%un%u", c, ns);
+			argv[first + i] = names[i];
+		}
 		l->path[i] = argv[first + i];
+	}
 	l->stripe = n > 1 ? (stripe ? stripe : 512u << 10) : 0;
 	l->member_offset = member_offset;
 	if (nvt_layout_check(l, &err))
@@ -249,6 +282,14 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 		fprintf(f, "  index           %llu bytes at offset %llu\n",
 			(unsigned long long)r->index_bytes, (unsigned long long)r->index_offset);
 	fprintf(f, "  host / writer   %s / %s\n", r->hostname, r->writer);
+	if (r->io_path == NVT_PATH_NVME)
+		fprintf(f, "  written by      NVMe commands built by nvtape (passthrough)\n");
+	for (uint32_t i = 0; i < r->drive_count; i++)
+		fprintf(f,
+			"  drive %-2u        %s, serial %s, firmware %s, nsid %u, %u-byte LBAs, "
+			"commands <= %u KiB\n",
+			i, r->drive[i].model, r->drive[i].serial, r->drive[i].firmware,
+			r->drive[i].nsid, r->drive[i].lba_bytes, r->drive[i].max_cmd_kib);
 }
 
 void cli_json_recording(FILE *f, const struct nvt_recording *r)
@@ -277,7 +318,19 @@ void cli_json_recording(FILE *f, const struct nvt_recording *r)
 	cli_json_str(f, r->hostname);
 	fprintf(f, ",\"writer\":");
 	cli_json_str(f, r->writer);
-	fputc('}', f);
+	fprintf(f, ",\"io_path\":\"%s\",\"drives\":[",
+		r->io_path == NVT_PATH_NVME ? "nvme" : "block");
+	for (uint32_t i = 0; i < r->drive_count; i++) {
+		fprintf(f, "%s{\"model\":", i ? "," : "");
+		cli_json_str(f, r->drive[i].model);
+		fprintf(f, ",\"serial\":");
+		cli_json_str(f, r->drive[i].serial);
+		fprintf(f, ",\"firmware\":");
+		cli_json_str(f, r->drive[i].firmware);
+		fprintf(f, ",\"nsid\":%u,\"lba_bytes\":%u,\"max_cmd_kib\":%u}", r->drive[i].nsid,
+			r->drive[i].lba_bytes, r->drive[i].max_cmd_kib);
+	}
+	fprintf(f, "]}");
 }
 
 void cli_progress_bytes(uint64_t done, uint64_t total, void *arg)

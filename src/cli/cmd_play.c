@@ -24,8 +24,8 @@ static const char play_help[] =
 	"  --timeout T          stall watchdog for the reads (default 10 s)\n"
 	"  --stats T            live stats interval on stderr (default 1 s, 0 = off)\n"
 	"  --json               JSON summary instead of the human summary\n"
-	"  -q, --quiet          no banner, no live stats, no event lines\n" CLI_LAYOUT_HELP
-	"  -h, --help\n\n"
+	"  -q, --quiet          no banner, no live stats, no event lines\n" CLI_ENGINE_HELP
+		CLI_LAYOUT_HELP "  -h, --help\n\n"
 	"When the sink is due to take data and none is there, that is an underflow: counted,\n"
 	"never hidden; the sink keeps its schedule. A stdout reader slower than --rate shows up\n"
 	"as late events.\n\n"
@@ -175,6 +175,7 @@ int cmd_play(int argc, char **argv)
 					   {"chunk", required_argument, 0, 'c'},
 					   {"chunks", required_argument, 0, 'n'},
 					   {"qd", required_argument, 0, 'Q'},
+					   {"engine", required_argument, 0, 'e'},
 					   {"timeout", required_argument, 0, 't'},
 					   {"stats", required_argument, 0, 'i'},
 					   {"max-errors", required_argument, 0, 'm'},
@@ -186,7 +187,7 @@ int cmd_play(int argc, char **argv)
 	struct nvt_play_opts o;
 	struct nvt_play_result r;
 	struct play_cli c = {.max_errors = 20};
-	bool json = false;
+	bool json = false, qd_given = false;
 	uint64_t stripe = 0, member_off = 0;
 	int opt, rc;
 
@@ -219,6 +220,11 @@ int cmd_play(int argc, char **argv)
 			break;
 		case 'Q':
 			if (cli_count("--qd", optarg, 1, 1024, &o.qd))
+				return NVT_EXIT_USAGE;
+			qd_given = true;
+			break;
+		case 'e':
+			if (cli_engine(optarg, false, &o.engine))
 				return NVT_EXIT_USAGE;
 			break;
 		case 't':
@@ -255,7 +261,8 @@ int cmd_play(int argc, char **argv)
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off))
+	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off) ||
+	    cli_engine_qd(o.engine, qd_given, &o.qd))
 		return NVT_EXIT_USAGE;
 	o.path = argv[optind];
 	c.rep = o.sink && !strcmp(o.sink, "stdout") ? stderr : stdout;

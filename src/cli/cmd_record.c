@@ -22,10 +22,12 @@ static const char record_help[] =
 	"                       (neither: record until Ctrl-C, SIGTERM or a full disk)\n"
 	"  --chunk B            ring chunk = write size (default 8M, multiple of 4K)\n"
 	"  --chunks N           ring chunks (default 32)\n"
-	"  --qd Q               writes in flight (default 8)\n"
+	"  --qd Q               writes in flight (default 8; nvme: commands in flight per\n"
+	"                       drive, default 32, at most 63)\n"
 	"  --engine file|null|nvme  file: io_uring O_DIRECT (default); null: store nothing;\n"
 	"                       nvme: NVMe commands built by nvtape, io_uring passthrough\n"
-	"                       (give the namespace, /dev/nvmeXnY)\n"
+	"                       (namespaces /dev/nvmeXnY or /dev/ngXnY, or a file on an\n"
+	"                       XFS/exFAT volume over them: give --size)\n"
 	"  --format nvtape|fdrec  file format (fdrec: FPGA Drive Recorder v1, byte for byte)\n"
 	"  --timeout T          stall watchdog (default 10 s)\n"
 	"  --force              record onto a block device that carries a filesystem, RAID\n"
@@ -151,7 +153,7 @@ int cmd_record(int argc, char **argv)
 	struct nvt_record_opts o;
 	struct nvt_record_result r;
 	struct rec_cli c = {0};
-	bool rate_given = false;
+	bool rate_given = false, qd_given = false;
 	uint64_t stripe = 0, member_off = 0;
 	int opt, rc;
 
@@ -191,9 +193,11 @@ int cmd_record(int argc, char **argv)
 		case 'Q':
 			if (cli_count("--qd", optarg, 1, 1024, &o.qd))
 				return NVT_EXIT_USAGE;
+			qd_given = true;
 			break;
 		case 'e':
-			o.engine = optarg;
+			if (cli_engine(optarg, true, &o.engine))
+				return NVT_EXIT_USAGE;
 			break;
 		case 'f':
 			if (!strcmp(optarg, "nvtape"))
@@ -236,13 +240,12 @@ int cmd_record(int argc, char **argv)
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off))
+	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off) ||
+	    cli_engine_qd(o.engine, qd_given, &o.qd))
 		return NVT_EXIT_USAGE;
 	o.path = argv[optind];
 	if (strcmp(o.source, "tpg") && strcmp(o.source, "stdin"))
 		return cli_usage_error("--source must be tpg or stdin");
-	if (!nvt_engine_find(o.engine))
-		return cli_usage_error("--engine must be file, null or nvme");
 	if (!strcmp(o.source, "stdin") && rate_given && o.rate_bps)
 		return cli_usage_error("--rate paces the test pattern; a stdin source runs at "
 				       "the rate its writer feeds it");
@@ -251,7 +254,7 @@ int cmd_record(int argc, char **argv)
 	if (!strcmp(o.source, "stdin") && isatty(0))
 		return cli_usage_error("--source stdin reads standard input, which is a terminal: "
 				       "pipe data in");
-	if (o.qd > o.chunks)
+	if (o.qd > o.chunks && strcmp(o.engine, "nvme"))
 		o.qd = o.chunks;
 	c.tty = isatty(2);
 	o.interrupt = &cli_interrupted;

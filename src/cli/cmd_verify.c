@@ -16,6 +16,9 @@ static const char verify_help[] =
 	"  --max-errors N   print at most N events of each kind (default 20); all are counted\n"
 	"  --qd Q           reads in flight (default 8)\n"
 	"  --chunk B        read size (default 8M)\n"
+	"  --engine file|nvme  file: O_DIRECT through the block layer (default); nvme: NVMe\n"
+	"                   Read commands built by nvtape, io_uring passthrough (--qd =\n"
+	"                   commands per drive, default 32, at most 63)\n"
 	"  --json           JSON summary on stdout\n"
 	"  -q, --quiet      no progress and no event lines\n" CLI_LAYOUT_HELP
 	"  -h, --help\n\n" EXIT_CODES_HELP;
@@ -79,6 +82,7 @@ int cmd_verify(int argc, char **argv)
 	static const struct option lo[] = {{"max-errors", required_argument, 0, 'm'},
 					   {"qd", required_argument, 0, 'Q'},
 					   {"chunk", required_argument, 0, 'c'},
+					   {"engine", required_argument, 0, 'e'},
 					   {"json", no_argument, 0, 'j'},
 					   {"quiet", no_argument, 0, 'q'},
 					   CLI_LAYOUT_OPTIONS,
@@ -87,7 +91,7 @@ int cmd_verify(int argc, char **argv)
 	struct nvt_verify_opts o;
 	struct nvt_verify_result r;
 	struct ver_cli c = {.max_errors = 20};
-	bool json = false;
+	bool json = false, qd_given = false;
 	uint64_t stripe = 0, member_off = 0;
 	int opt, rc;
 
@@ -102,6 +106,11 @@ int cmd_verify(int argc, char **argv)
 			break;
 		case 'Q':
 			if (cli_count("--qd", optarg, 1, 256, &o.qd))
+				return NVT_EXIT_USAGE;
+			qd_given = true;
+			break;
+		case 'e':
+			if (cli_engine(optarg, false, &o.engine))
 				return NVT_EXIT_USAGE;
 			break;
 		case 'c':
@@ -128,7 +137,8 @@ int cmd_verify(int argc, char **argv)
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off))
+	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off) ||
+	    cli_engine_qd(o.engine, qd_given, &o.qd))
 		return NVT_EXIT_USAGE;
 	if (o.qd * 2 > o.chunks)
 		o.chunks = o.qd * 2;

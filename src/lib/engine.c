@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "nvtape/engine.h"
+#include "nvtape/layout.h"
 
 static const struct nvt_engine_ops *const engines[] = {&nvt_engine_file, &nvt_engine_null,
 						       &nvt_engine_stripe, &nvt_engine_nvme};
@@ -16,6 +17,13 @@ const struct nvt_engine_ops *nvt_engine_find(const char *name)
 	return NULL;
 }
 
+const char *nvt_engine_for(const char *name, const struct nvt_layout *l)
+{
+	if (!name || !strcmp(name, "file"))
+		return l && l->n > 1 ? "stripe" : "file";
+	return name;
+}
+
 const char *nvt_engine_names(void)
 {
 	return "file, null, stripe, nvme";
@@ -25,6 +33,7 @@ int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_eng
 		    struct nvt_err *err)
 {
 	const struct nvt_engine_ops *ops = nvt_engine_find(name);
+	int rc;
 
 	memset(e, 0, sizeof(*e));
 	if (!ops) {
@@ -33,7 +42,10 @@ int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_eng
 		return -EINVAL;
 	}
 	e->ops = ops;
-	return ops->open(e, p, err);
+	rc = ops->open(e, p, err);
+	if (!e->depth)
+		e->depth = p->qd;
+	return rc;
 }
 
 void nvt_engine_close(struct nvt_engine *e)

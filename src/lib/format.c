@@ -32,6 +32,23 @@ static void take_str(char *dst, size_t dst_cap, const char *src, size_t src_cap)
 	dst[n] = 0;
 }
 
+void nvt_id_str(char *dst, size_t cap, const char *src, size_t n)
+{
+	take_str(dst, cap, src, n);
+	for (n = strlen(dst); n && (dst[n - 1] == ' ' || dst[n - 1] == 0); n--)
+		dst[n - 1] = 0;
+}
+
+void nvt_drive_from_id(struct nvt_drive *d, const struct nvt_drive_id *id)
+{
+	nvt_id_str(d->model, sizeof(d->model), id->model, sizeof(id->model));
+	nvt_id_str(d->serial, sizeof(d->serial), id->serial, sizeof(id->serial));
+	nvt_id_str(d->firmware, sizeof(d->firmware), id->firmware, sizeof(id->firmware));
+	d->nsid = id->nsid;
+	d->lba_bytes = id->lba_bytes;
+	d->max_cmd_kib = id->max_cmd_kib;
+}
+
 void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -60,6 +77,22 @@ void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *h)
 	h->members = rec->members;
 	h->stripe_bytes = rec->stripe_bytes;
 	h->member_offset = rec->member_offset;
+	h->io_path = rec->io_path;
+	h->drive_count = rec->drive_count < NVT_MAX_DRIVES ? rec->drive_count : NVT_MAX_DRIVES;
+	for (uint32_t i = 0; i < h->drive_count; i++) {
+		const struct nvt_drive *d = &rec->drive[i];
+		memset(h->drive[i].model, ' ', sizeof(h->drive[i].model));
+		memset(h->drive[i].serial, ' ', sizeof(h->drive[i].serial));
+		memset(h->drive[i].firmware, ' ', sizeof(h->drive[i].firmware));
+		memcpy(h->drive[i].model, d->model, strnlen(d->model, sizeof(h->drive[i].model)));
+		memcpy(h->drive[i].serial, d->serial,
+		       strnlen(d->serial, sizeof(h->drive[i].serial)));
+		memcpy(h->drive[i].firmware, d->firmware,
+		       strnlen(d->firmware, sizeof(h->drive[i].firmware)));
+		h->drive[i].nsid = d->nsid;
+		h->drive[i].lba_bytes = d->lba_bytes;
+		h->drive[i].max_cmd_kib = d->max_cmd_kib;
+	}
 	copy_str(h->hostname, sizeof(h->hostname), rec->hostname);
 	copy_str(h->writer, sizeof(h->writer), rec->writer);
 	h->header_crc = nvt_crc32c(0, h, offsetof(struct nvt_header, header_crc));
@@ -172,6 +205,10 @@ int nvt_header_decode(const void *buf, size_t len, struct nvt_recording *rec, st
 	rec->members = h->members;
 	rec->stripe_bytes = h->stripe_bytes;
 	rec->member_offset = h->member_offset;
+	rec->io_path = h->io_path;
+	rec->drive_count = h->drive_count < NVT_MAX_DRIVES ? h->drive_count : NVT_MAX_DRIVES;
+	for (uint32_t i = 0; i < rec->drive_count; i++)
+		nvt_drive_from_id(&rec->drive[i], &h->drive[i]);
 	take_str(rec->hostname, sizeof(rec->hostname), h->hostname, sizeof(h->hostname));
 	take_str(rec->writer, sizeof(rec->writer), h->writer, sizeof(h->writer));
 	return 0;

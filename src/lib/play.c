@@ -79,7 +79,7 @@ static void issue_reads(struct player *p)
 	uint64_t tail = atomic_load(&p->ring.tail);
 
 	while (!p->failed && p->issued < p->total && p->issued - tail < p->ring.nchunks &&
-	       p->eng.inflight < p->o->qd) {
+	       p->eng.inflight < p->eng.depth) {
 		if (queue_read(p, p->issued, false))
 			break;
 		p->issued++;
@@ -223,11 +223,11 @@ static void run_loop(struct player *p)
 				continue; /* throttled: ask again */
 			if (d[i].res < (int64_t)need) {
 				fail(p, d[i].res < 0 ? (int)-d[i].res : EIO,
-				     "read of %llu bytes at offset %llu of %s: %s",
+				     "read of %llu bytes at offset %llu of %s%s%s: %s",
 				     (unsigned long long)need,
 				     (unsigned long long)(p->res->rec.data_offset +
 							  (k % p->per_pass) * o->chunk_bytes),
-				     o->path,
+				     o->path, p->eng.fault[0] ? " failed on " : "", p->eng.fault,
 				     d[i].res < 0 ? strerror((int)-d[i].res) : "short read");
 				continue;
 			}
@@ -295,7 +295,8 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 	atomic_store(&p.ring.prod_waiting, 1); /* the reader wants every release */
 	ep.path = p.layout.path[0];
 	ep.layout = &p.layout;
-	ep.qd = o->qd < o->chunks ? o->qd : o->chunks;
+	ep.qd = o->qd;
+	ep.cmd_timeout_ns = o->timeout_ns;
 	ep.bufs = p.ring.mem;
 	ep.buf_bytes = o->chunk_bytes;
 	ep.nbufs = o->chunks;
@@ -306,8 +307,10 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 		nvt_err_set(&res->err, ENOMEM, "out of memory");
 		goto out;
 	}
-	if (nvt_engine_open(&p.eng, p.layout.n > 1 ? "stripe" : "file", &ep, &res->err))
+	if (nvt_engine_open(&p.eng, nvt_engine_for(o->engine, &p.layout), &ep, &res->err))
 		goto out;
+	if (p.eng.depth > o->chunks)
+		p.eng.depth = o->chunks;
 	prctl(PR_SET_NAME, "nvt-read");
 	c0 = nvt_thread_cpu_ns();
 	run_loop(&p);

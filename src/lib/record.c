@@ -167,7 +167,7 @@ static void issue_writes(struct recorder *r)
 {
 	uint64_t head = nvt_ring_published(&r->ring);
 
-	while (!r->failed && r->issued < head && r->eng.inflight < r->o->qd) {
+	while (!r->failed && r->issued < head && r->eng.inflight < r->eng.depth) {
 		unsigned slot = (unsigned)(r->issued % r->ring.nchunks);
 		uint64_t len = r->ring.fill[slot];
 		r->slot_off[slot] = r->issue_off;
@@ -461,6 +461,14 @@ static int check_opts(const struct nvt_record_opts *o, const struct nvt_source_o
 		nvt_err_set(err, EINVAL, "--qd must be between 1 and 1024");
 		return -EINVAL;
 	}
+	if (!strcmp(o->engine, "nvme") && o->qd > NVT_NVME_MAX_QD) {
+		nvt_err_set(
+			err, EINVAL,
+			"--qd with --engine nvme counts NVMe commands in flight per drive: 1 to "
+			"%u",
+			NVT_NVME_MAX_QD);
+		return -EINVAL;
+	}
 	if (o->format == NVT_FMT_FDREC && sops->kind != NVT_SRC_TPG) {
 		nvt_err_set(err, EINVAL,
 			    "--format fdrec holds 16-byte beats only: use it with --source tpg");
@@ -505,6 +513,14 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	nvt_layout_resolve(&o->layout, o->path, &r.layout);
 	if (nvt_layout_check(&r.layout, err))
 		return NVT_EXIT_USAGE;
+	if (!strcmp(o->engine, "nvme") && !reserve && r.layout.n == 1 &&
+	    strncmp(r.layout.path[0], "/dev/", 5)) {
+		nvt_err_set(err, EINVAL,
+			    "--engine nvme into a file needs its length up front (--size, or "
+			    "--duration with --rate): the file is allocated and mapped before the "
+			    "first write");
+		return NVT_EXIT_USAGE;
+	}
 	for (unsigned m = 0; use_file && m < r.layout.n; m++) {
 		uint64_t need =
 			size ? r.layout.member_offset + nvt_layout_share(&r.layout, m, reserve) : 0;
@@ -520,13 +536,13 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	ep.layout = &r.layout;
 	ep.write = true;
 	ep.qd = o->qd;
+	ep.prealloc = reserve;
+	ep.cmd_timeout_ns = o->timeout_ns;
 	ep.bufs = r.ring.mem;
 	ep.buf_bytes = o->chunk_bytes;
 	ep.nbufs = o->chunks;
 	ep.wake_fd = r.ring.cons_efd;
-	if (nvt_engine_open(&r.eng,
-			    r.layout.n > 1 && !strcmp(o->engine, "file") ? "stripe" : o->engine,
-			    &ep, err))
+	if (nvt_engine_open(&r.eng, nvt_engine_for(o->engine, &r.layout), &ep, err))
 		goto out;
 	snprintf(res->engine_desc, sizeof(res->engine_desc), "%s", r.eng.desc);
 	if (r.eng.can_reserve) {
@@ -580,6 +596,9 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		r.rec.stripe_bytes = r.layout.stripe;
 		r.rec.member_offset = r.layout.member_offset;
 	}
+	r.rec.io_path = r.eng.io_path;
+	r.rec.drive_count = r.eng.ndrives;
+	memcpy(r.rec.drive, r.eng.drive, sizeof(r.rec.drive));
 	r.rec.rate_bps = o->rate_bps;
 	r.rec.start_ns = nvt_real_ns();
 	nvt_hostname(r.rec.hostname, sizeof(r.rec.hostname));

@@ -71,16 +71,16 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		return -ENOMEM;
 	if (s.mem.notice[0] && o->notice)
 		o->notice(s.mem.notice, o->arg);
-	s.qd = o->qd < s.mem.nchunks ? o->qd : s.mem.nchunks;
 	ep.path = o->layout->path[0];
 	ep.layout = o->layout;
-	ep.qd = s.qd;
+	ep.qd = o->qd;
+	ep.cmd_timeout_ns = NVT_SCAN_STALL_NS / 3;
 	ep.bufs = s.mem.mem;
 	ep.buf_bytes = o->chunk_bytes;
 	ep.nbufs = s.mem.nchunks;
 	ep.wake_fd = -1;
 	s.done = calloc(s.mem.nchunks, 1);
-	if (!s.done || nvt_engine_open(&s.eng, o->layout->n > 1 ? "stripe" : "file", &ep, err)) {
+	if (!s.done || nvt_engine_open(&s.eng, nvt_engine_for(o->engine, o->layout), &ep, err)) {
 		if (!s.done)
 			nvt_err_set(err, ENOMEM, "out of memory");
 		nvt_engine_close(&s.eng);
@@ -88,6 +88,7 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		free(s.done);
 		return -EIO;
 	}
+	s.qd = s.eng.depth < s.mem.nchunks ? s.eng.depth : s.mem.nchunks;
 	issue_reads(&s);
 	uint64_t t_progress = nvt_mono_ns();
 	while (!stop && !rc && s.delivered < s.nchunks) {
@@ -103,6 +104,8 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 				    "reading stalled: no read of %s completed for %.0f s (%u in "
 				    "flight; drive hung?)",
 				    o->layout->path[0], NVT_SCAN_STALL_NS / 1e9, s.eng.inflight);
+			if (s.eng.fault[0])
+				nvt_err_set(err, ETIMEDOUT, "reading failed on %s", s.eng.fault);
 			rc = -ETIMEDOUT;
 		}
 		for (int i = 0; i < n && !rc; i++) {
@@ -112,9 +115,10 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 			if (d[i].res < (int64_t)need) {
 				nvt_err_set(
 					err, d[i].res < 0 ? (int)-d[i].res : EIO,
-					"read of %llu bytes at offset %llu: %s",
+					"read of %llu bytes at offset %llu%s%s: %s",
 					(unsigned long long)need,
 					(unsigned long long)(o->offset + k * o->chunk_bytes),
+					s.eng.fault[0] ? " failed on " : "", s.eng.fault,
 					d[i].res < 0
 						? strerror((int)-d[i].res)
 						: "short read (file shorter than its header says)");

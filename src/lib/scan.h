@@ -13,7 +13,8 @@ struct nvt_scan_opts {
 	uint64_t len;    /* bytes to deliver */
 	uint64_t chunk_bytes;
 	unsigned chunks;
-	unsigned qd;
+	unsigned qd;        /* reads in flight (nvme engine: commands per drive) */
+	const char *engine; /* NULL = file */
 	/* return 0 to go on, 1 to stop early (not an error) */
 	int (*on_chunk)(void *arg, const void *buf, uint64_t bytes, uint64_t file_offset);
 	void (*progress)(uint64_t done, uint64_t total, void *arg);

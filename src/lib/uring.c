@@ -12,7 +12,8 @@
 #include "uring.h"
 
 int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsigned nfds,
-		   const struct nvt_engine_params *p, unsigned setup_flags, struct nvt_err *err)
+		   const struct nvt_engine_params *p, unsigned setup_flags, uint64_t slice_bytes,
+		   struct nvt_err *err)
 {
 	struct io_uring_params up;
 	int rc;
@@ -41,15 +42,22 @@ int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsign
 		return rc;
 	}
 	if (p->bufs && p->nbufs) {
-		struct iovec *iov = calloc(p->nbufs, sizeof(*iov));
+		uint64_t slice =
+			slice_bytes && slice_bytes < p->buf_bytes ? slice_bytes : p->buf_bytes;
+		uint64_t per = (p->buf_bytes + slice - 1) / slice, n = per * p->nbufs;
+		struct iovec *iov = n <= 16384 ? calloc(n, sizeof(*iov)) : NULL;
 		if (iov) {
-			for (unsigned i = 0; i < p->nbufs; i++) {
-				iov[i].iov_base = (uint8_t *)p->bufs + (uint64_t)i * p->buf_bytes;
-				iov[i].iov_len = p->buf_bytes;
+			for (uint64_t i = 0; i < n; i++) {
+				uint64_t o = i % per * slice;
+				iov[i].iov_base = (uint8_t *)p->bufs + i / per * p->buf_bytes + o;
+				iov[i].iov_len =
+					p->buf_bytes - o < slice ? p->buf_bytes - o : slice;
 			}
-			/* without (memlock limits) every I/O pins its pages: slower, still correct
-			 */
-			u->fixed_bufs = io_uring_register_buffers(&u->ring, iov, p->nbufs) == 0;
+			/* without (memlock limits, too many slices) every I/O pins its pages:
+			 * slower, still correct */
+			u->fixed_bufs = io_uring_register_buffers(&u->ring, iov, (unsigned)n) == 0;
+			u->slice = slice;
+			u->slices_per_buf = (unsigned)per;
 			free(iov);
 		}
 	}
@@ -171,7 +179,21 @@ bool nvt_split_piece_done(struct nvt_split *s, unsigned pi, int64_t res)
 		pa->res += res;
 	if (--pa->pending)
 		return false;
-	s->ready[s->nready++] = (struct nvt_io_done){.tag = pa->tag, .res = pa->res};
+	pa->used = false;
+	if (!pa->reported)
+		s->ready[s->nready++] = (struct nvt_io_done){.tag = pa->tag, .res = pa->res};
+	return true;
+}
+
+bool nvt_split_fail(struct nvt_split *s, unsigned pi, int64_t res)
+{
+	struct nvt_split_parent *pa = &s->par[pi];
+
+	if (!pa->reported)
+		s->ready[s->nready++] = (struct nvt_io_done){.tag = pa->tag, .res = res};
+	pa->reported = true;
+	if (pa->pending)
+		return false;
 	pa->used = false;
 	return true;
 }

@@ -1,5 +1,5 @@
-/* io_uring plumbing shared by the io_uring engines (file, stripe): setup with registered files
- * and fixed ring buffers, request preparation, the watched wake fd, submit-and-wait. */
+/* io_uring plumbing shared by the io_uring engines (file, stripe, nvme): setup with registered
+ * files and fixed ring buffers, request preparation, the watched wake fd, submit-and-wait. */
 #ifndef NVT_URING_H
 #define NVT_URING_H
 
@@ -13,13 +13,18 @@ struct nvt_uring {
 	struct io_uring ring;
 	bool ok;
 	bool fixed_bufs; /* the ring's chunks are registered */
+	uint64_t slice;  /* ... as buffers of this many bytes (a chunk, or less) */
+	unsigned slices_per_buf;
 	int wake_fd;
 	bool wake_armed;
 };
 
-/* entries: submission queue size; fds: files registered as 0..nfds-1. */
+/* entries: submission queue size; fds: files registered as 0..nfds-1; slice_bytes: register
+ * every ring chunk as buffers of at most this size (0: whole chunks); chunk c's slice j is
+ * buffer c * slices_per_buf + j. */
 int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsigned nfds,
-		   const struct nvt_engine_params *p, unsigned setup_flags, struct nvt_err *err);
+		   const struct nvt_engine_params *p, unsigned setup_flags, uint64_t slice_bytes,
+		   struct nvt_err *err);
 void nvt_uring_close(struct nvt_uring *u);
 /* A free SQE (submits the queue once when it is full), or NULL. */
 struct io_uring_sqe *nvt_uring_sqe(struct nvt_uring *u);
@@ -41,6 +46,7 @@ struct nvt_split_parent {
 	int64_t res;
 	unsigned pending;
 	bool used;
+	bool reported; /* handed out early by nvt_split_fail; freed with its last piece */
 };
 
 struct nvt_split {
@@ -54,8 +60,13 @@ int nvt_split_init(struct nvt_split *s, unsigned n);
 void nvt_split_free(struct nvt_split *s);
 /* A free parent for the I/O with this tag, or -EBUSY. */
 int nvt_split_take(struct nvt_split *s, uint64_t tag);
-/* A piece of parent pi finished (bytes or -errno); true when that completed the parent. */
+/* A piece of parent pi finished (bytes or -errno); true when that was its last piece (the
+ * parent leaves the engine's in-flight count). */
 bool nvt_split_piece_done(struct nvt_split *s, unsigned pi, int64_t res);
+/* Report parent pi now with error res although pieces may be outstanding (a timed-out drive:
+ * the caller learns of the failure at once; the pieces keep the parent in flight until they
+ * end, so nothing is written over by a late one). True when no piece is outstanding. */
+bool nvt_split_fail(struct nvt_split *s, unsigned pi, int64_t res);
 /* Hand out up to max completed I/Os. */
 unsigned nvt_split_pop(struct nvt_split *s, struct nvt_io_done *out, unsigned max);
 

@@ -87,6 +87,7 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 					   .chunk_bytes = o->chunk_bytes,
 					   .chunks = o->chunks,
 					   .qd = o->qd,
+					   .engine = o->engine,
 					   .on_chunk = on_chunk,
 					   .progress = o->progress,
 					   .notice = o->notice,

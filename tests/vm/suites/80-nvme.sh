@@ -1,14 +1,111 @@
-# The nvme engine: nvtape's own NVMe Write commands through io_uring passthrough on
-# /dev/ng0n1; the recording is read back through the block layer (verify, play), so both paths
-# must agree byte for byte.
+# The nvme engine: nvtape's own NVMe Write/Read commands through io_uring passthrough on
+# /dev/ngXnY, on a raw namespace, a stripe over both, and files on XFS and exFAT volumes.
+# Every recording is read back through both paths (the block layer and passthrough) and must
+# agree beat for beat; md and the filesystems must see ordinary recordings.
 . /suites/lib.sh
 reset_drives
-nvme_passthrough() {
-	nvtape record -q --json --force --engine nvme --rate 200MB --duration 2 $D0 >/tmp/n.json || { cat /tmp/n.json; return 1; }
-	b=$(sed -n 's/.*"bytes":\([0-9]*\),.*/\1/p' /tmp/n.json)
-	echo "NVT-INFO nvme engine: $b bytes; $(sed -n 's/.*"engine":"\([^"]*\)".*/\1/p' /tmp/n.json)"
-	nvtape verify -q $D0 >/tmp/v.out || { cat /tmp/v.out; return 1; }
-	[ "$(field bytes </tmp/v.out)" = "$b" ] || return 1
-	nvtape play -q --rate 400MB $D0 >/dev/null
+# verify_both EXPECTED-BYTES ARGS...: verify through the block layer and through passthrough
+verify_both() {
+	want=$1
+	shift
+	nvtape verify -q "$@" >/tmp/vb.out || { cat /tmp/vb.out; return 1; }
+	[ "$(field bytes </tmp/vb.out)" = "$want" ] || { echo "block path: $(field bytes </tmp/vb.out) != $want"; return 1; }
+	nvtape verify -q --engine nvme "$@" >/tmp/vn.out || { cat /tmp/vn.out; return 1; }
+	[ "$(field bytes </tmp/vn.out)" = "$want" ] || { echo "passthrough: $(field bytes </tmp/vn.out) != $want"; return 1; }
 }
-check nvme-passthrough-record nvme_passthrough
+nvme_raw() {
+	nvtape record -q --json --force --engine nvme --rate 200MB --duration 2 /dev/ng0n1 >/tmp/n.json || { cat /tmp/n.json; return 1; }
+	b=$(sed -n 's/.*"bytes":\([0-9]*\),.*/\1/p' /tmp/n.json)
+	echo "NVT-INFO raw: $b bytes; $(sed -n 's/.*"engine":"\([^"]*\)".*/\1/p' /tmp/n.json)"
+	verify_both "$b" $D0 || return 1
+	nvtape play -q --engine nvme --rate 400MB $D0 >/tmp/p.out || { cat /tmp/p.out; return 1; }
+	nvtape info $D0 >/tmp/i.out
+	grep -q "written by      NVMe commands built by nvtape" /tmp/i.out &&
+		grep -q "drive 0 .*QEMU NVMe Ctrl, serial nvtape0, firmware .*nsid 1, 512-byte LBAs" /tmp/i.out ||
+		{ cat /tmp/i.out; return 1; }
+}
+check nvme-raw-record-verify-play nvme_raw
+nvme_stripe() {
+	nvtape record -q --force --engine nvme --rate 300MB --duration 2 $D0 $D1 >/tmp/s.out || { cat /tmp/s.out; return 1; }
+	b=$(field bytes </tmp/s.out)
+	echo "NVT-INFO stripe: $b bytes over /dev/ng0n1 + /dev/ng1n1"
+	verify_both "$b" $D0 $D1 || return 1
+	nvtape play -q --engine nvme --rate 500MB $D0 $D1 >/dev/null || return 1
+	# md presents the same recording
+	mdadm --build /dev/md0 --level=0 --chunk=512 --raid-devices=2 $D0 $D1 || return 1
+	nvtape verify -q /dev/md0 >/tmp/v.out
+	rc=$?
+	mdadm --stop /dev/md0 >/dev/null
+	[ $rc = 0 ] && [ "$(field bytes </tmp/v.out)" = "$b" ] || { cat /tmp/v.out; return 1; }
+	nvtape info $D0 $D1 | grep -q "drive 1 .*serial nvtape1"
+}
+check nvme-stripe-record-verify-play-md nvme_stripe
+# nvme_file FS: a recording file on FS over md RAID0, written through passthrough while mounted
+nvme_file() {
+	reset_drives
+	mdadm --zero-superblock $D0 $D1 2>/dev/null
+	yes | mdadm --create /dev/md0 --level=0 --metadata=1.2 --chunk=512 --raid-devices=2 --run $D0 $D1 >/dev/null 2>&1 || return 1
+	case $1 in
+	xfs) mkfs.xfs -f -q /dev/md0 ;;
+	exfat) mkfs.exfat /dev/md0 >/dev/null ;;
+	esac || return 1
+	mkdir -p /mnt/rec
+	mount -t $1 -o noatime /dev/md0 /mnt/rec || return 1
+	nvtape record --engine nvme --rate 250MB --size 400M /mnt/rec/r.nvt >/tmp/r.out 2>/tmp/r.err || { cat /tmp/r.err /tmp/r.out; return 1; }
+	b=$(field bytes </tmp/r.out)
+	echo "NVT-INFO file on $1 on md0: $b bytes at $(field mbps </tmp/r.out) MB/s; $(grep -o 'zero-filled[^;]*' /tmp/r.err | head -n 1)"
+	# while mounted, the filesystem reads it as an ordinary recording
+	verify_both "$b" /mnt/rec/r.nvt || return 1
+	# a second recording reuses the file's blocks (no zero-fill)
+	nvtape record --engine nvme --rate 250MB --size 400M /mnt/rec/r.nvt >/tmp/r2.out 2>/tmp/r2.err || { cat /tmp/r2.err; return 1; }
+	if grep -q "zero-fill" /tmp/r2.err; then echo "second recording zero-filled again"; cat /tmp/r2.err; return 1; fi
+	umount_wait /mnt/rec
+	mdadm --stop /dev/md0 >/dev/null
+	mdadm --assemble /dev/md0 $D0 $D1 >/dev/null 2>&1 || return 1
+	mount -t $1 /dev/md0 /mnt/rec || return 1
+	verify_both "$(field bytes </tmp/r2.out)" /mnt/rec/r.nvt || return 1
+	nvtape play -q --engine nvme --rate 400MB /mnt/rec/r.nvt >/dev/null || return 1
+	[ "$(stat -c %s /mnt/rec/r.nvt)" -lt $((420 << 20)) ] || { ls -l /mnt/rec; return 1; }
+	umount_wait /mnt/rec
+	mdadm --stop /dev/md0 >/dev/null
+}
+check nvme-file-on-xfs-on-md0 nvme_file xfs
+check nvme-file-on-exfat-on-md0 nvme_file exfat
+# refusals: each exits with the documented code and a message that names the fix
+expect() { # expect CODE PATTERN CMD...
+	code=$1 pat=$2
+	shift 2
+	"$@" >/tmp/x.out 2>&1
+	rc=$?
+	[ $rc = "$code" ] && grep -q "$pat" /tmp/x.out && return 0
+	echo "exit $rc (want $code) from: $*"
+	cat /tmp/x.out
+	return 1
+}
+nvme_refusals() {
+	reset_drives
+	expect 64 "1 to 63" nvtape record --engine nvme --qd 64 --size 8M --force $D0 || return 1
+	mkdir -p /tmp/t
+	expect 64 "needs its length up front" nvtape record --engine nvme /tmp/t/r.nvt || return 1
+	expect 1 "holds 4294967296 bytes" nvtape record --engine nvme --size 5G --force $D0 || return 1
+	sectors=$(blockdev --getsz $D1)
+	echo "0 $sectors linear $D1 0" | dmsetup --noudevsync create lin || return 1
+	[ -b /dev/mapper/lin ] || dmsetup --noudevsync mknodes
+	expect 1 "drives NVMe namespaces" nvtape record --engine nvme --size 8M --force /dev/mapper/lin
+	rc=$?
+	mkdir -p /mnt/x
+	if [ $rc = 0 ] && mkfs.xfs -f -q /dev/mapper/lin && mount /dev/mapper/lin /mnt/x; then
+		expect 1 "cannot reach its blocks" nvtape record --engine nvme --size 8M /mnt/x/r.nvt
+		rc=$?
+		umount_wait /mnt/x
+	fi
+	dmsetup --noudevsync remove lin
+	[ $rc = 0 ] || return 1
+	mkfs.xfs -f -q $D0 && mkdir -p /mnt/rec && mount $D0 /mnt/rec || return 1
+	expect 1 "mounted" nvtape record --engine nvme --size 8M --force $D0
+	rc=$?
+	umount_wait /mnt/rec
+	wipefs -a -q $D0
+	return $rc
+}
+check nvme-refusals nvme_refusals

@@ -1,6 +1,8 @@
 # Guest suite helpers: each check prints one NVT-CHECK line.
 D0=/dev/nvme0n1
 D1=/dev/nvme1n1
+# the drive throttled to 512 KB/s by QEMU: one that stops responding
+DH=$(for c in /sys/class/nvme/nvme*; do grep -q '^nvtapehung *$' $c/serial 2>/dev/null && echo /dev/$(basename $c)n1; done)
 check() { # check NAME CMD...: PASS when CMD exits 0
 	name=$1
 	shift
