@@ -2,13 +2,18 @@
 # (nvtape's nvme engine) against nvtape's block engine and fio's io_uring_cmd engine, same
 # command size and queue depth, alternating order each round. Prints one NVT-BENCH line per
 # run: NAME DIR ROUND MBPS CPU_S IO_CPU_S BYTES (CPU_S: the whole process; IO_CPU_S: nvtape's
-# I/O thread, fio's whole job).
+# I/O thread, fio's whole job). The block engine runs twice: with the same I/O size and queue
+# depth, and with its defaults (8 MiB I/Os that the kernel splits, 8 in flight).
 . /suites/lib.sh
 reset_drives
 set -- $(cat /suites/bench.args)
 rounds=${1:-5}
 size_m=${2:-1024}
-bs_k=256
+# the command size nvtape's nvme engine uses on one namespace: what the kernel and the drive
+# accept (max_hw_sectors_kb from MDTS, max_segments pages); everyone gets the same
+hw=$(cat /sys/block/nvme0n1/queue/max_hw_sectors_kb)
+segs=$(( $(cat /sys/block/nvme0n1/queue/max_segments) * 4 ))
+bs_k=$(( hw < segs ? hw : segs ))
 qd=32
 val() { sed -n "s/^RESULT.* $1=\([^ ]*\).*/\1/p" | tail -n 1; }
 # fio's JSON: the first VALUE of KEY at the given nesting
@@ -42,6 +47,7 @@ run_play() { # run_play NAME ROUND ENGINE-ARGS...
 nvme() { "$1" nvtape-nvme "$2" --engine nvme --qd $qd; }
 block() { "$1" nvtape-block "$2" --engine file --chunk ${bs_k}K --chunks 64 --qd $qd; }
 block8() { "$1" nvtape-block-8M "$2" --engine file; }
+echo "NVT-BENCH-CONF $bs_k $qd"
 echo "NVT-INFO bench: $rounds rounds of ${size_m} MiB, commands ${bs_k} KiB, qd $qd, /dev/ng0n1 ($(cat /sys/block/nvme0n1/queue/max_hw_sectors_kb) KiB max_hw_sectors, $(cat /sys/block/nvme0n1/queue/max_segments) segments)"
 for r in $(seq $rounds); do
 	if [ $((r % 2)) = 1 ]; then order="nvme block block8 fio"; else order="fio block8 block nvme"; fi

@@ -44,6 +44,8 @@ struct nvt_engine_params {
 	void *bufs;              /* memory to register for zero-copy DMA (the ring) */
 	uint64_t buf_bytes;      /* size of one registered buffer (a ring chunk) */
 	unsigned nbufs;
+	uint64_t buf_phase; /* logical offset of every chunk's first byte, modulo a chunk (the
+			     * header before the data): lets an engine align to its layout */
 	int wake_fd; /* eventfd to watch alongside completions, -1 = none */
 };
 

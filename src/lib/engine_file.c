@@ -68,7 +68,7 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 			    p->write ? " for writing" : "", strerror(rc));
 		return -rc;
 	}
-	rc = nvt_uring_open(&fp->u, p->qd * 2 + 8, &fp->fd, 1, p, 0, 0, err);
+	rc = nvt_uring_open(&fp->u, p->qd * 2 + 8, &fp->fd, 1, p, 0, 0, 0, err);
 	if (rc)
 		return rc;
 	e->fixed_bufs = fp->u.fixed_bufs;

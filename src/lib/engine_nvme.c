@@ -275,9 +275,10 @@ static void prep_cmd(struct nvme_priv *np, struct io_uring_sqe *sqe, unsigned c)
 	if (k->buf_index >= 0 && np->u.fixed_bufs) {
 		uint64_t in =
 			(uint64_t)((uint8_t *)k->buf - np->bufs) - k->buf_index * np->buf_bytes;
+		uint64_t room;
 		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
 		sqe->buf_index = (uint16_t)((unsigned)k->buf_index * np->u.slices_per_buf +
-					    in / np->u.slice);
+					    nvt_uring_slice_of(&np->u, in, &room));
 	}
 	cmd->opcode = k->opcode;
 	cmd->nsid = n->nsid;
@@ -421,16 +422,23 @@ static int nvme_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	}
 	/* A fixed buffer is handed to the block layer from the command's start to the end of its
 	 * registration, and 6.1 refuses a passthrough command whose registered buffer spans more
-	 * pages than max_segments: register the ring in power-of-two slices no larger than a
-	 * command, and never let a command cross a slice. */
+	 * pages than max_segments: register the ring in slices no larger than a command, and
+	 * never let a command cross a slice. Over a stripe the slices divide the stripe chunk
+	 * and their edges fall on its edges (chunk byte 0 is logical byte p->buf_phase), so a
+	 * stripe piece takes the fewest commands. */
 	slice = UINT64_MAX;
 	for (unsigned i = 0; i < np->t.n; i++)
 		if (np->ns[i].max_cmd < slice)
 			slice = np->ns[i].max_cmd;
-	while (slice & (slice - 1))
-		slice &= slice - 1;
+	if (np->t.n > 1) {
+		uint64_t s = np->t.stripe;
+		while (s > slice && !(s & 1))
+			s /= 2;
+		slice = s <= slice ? s : 4096;
+	}
 	rc = nvt_uring_open(&np->u, np->qd * np->t.n + 16, fds, np->t.n, p,
-			    IORING_SETUP_SQE128 | IORING_SETUP_CQE32, slice, err);
+			    IORING_SETUP_SQE128 | IORING_SETUP_CQE32, slice,
+			    np->t.n > 1 ? p->buf_phase : 0, err);
 	if (rc)
 		return rc;
 	e->fixed_bufs = np->u.fixed_bufs;
@@ -489,9 +497,10 @@ static int nvme_queue(struct nvt_engine *e, const struct nvt_io *io)
 		if (k > n->max_cmd)
 			k = n->max_cmd;
 		if (io->buf_index >= 0 && np->u.fixed_bufs) { /* not across a registered slice */
-			uint64_t in = (uint64_t)(buf - np->bufs) % np->buf_bytes % np->u.slice;
-			if (k > np->u.slice - in)
-				k = np->u.slice - in;
+			uint64_t room;
+			nvt_uring_slice_of(&np->u, (uint64_t)(buf - np->bufs) % np->buf_bytes, &room);
+			if (k > room)
+				k = room;
 		}
 		if (nsoff + k > n->capacity)
 			run = 0; /* the end of the namespace */

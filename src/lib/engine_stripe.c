@@ -67,7 +67,7 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	rc = nvt_uring_open(&sp->u, entries, sp->fd, sp->l.n, p, 0, 0, err);
+	rc = nvt_uring_open(&sp->u, entries, sp->fd, sp->l.n, p, 0, 0, 0, err);
 	if (rc)
 		return rc;
 	e->fixed_bufs = sp->u.fixed_bufs;

@@ -300,6 +300,7 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 	ep.bufs = p.ring.mem;
 	ep.buf_bytes = o->chunk_bytes;
 	ep.nbufs = o->chunks;
+	ep.buf_phase = p.res->rec.data_offset;
 	ep.wake_fd = p.ring.prod_efd;
 	p.done = calloc(o->chunks, 1);
 	rc = NVT_EXIT_RUNTIME;

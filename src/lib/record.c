@@ -541,6 +541,7 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	ep.bufs = r.ring.mem;
 	ep.buf_bytes = o->chunk_bytes;
 	ep.nbufs = o->chunks;
+	ep.buf_phase = NVT_HEADER_SIZE;
 	ep.wake_fd = r.ring.cons_efd;
 	if (nvt_engine_open(&r.eng, nvt_engine_for(o->engine, &r.layout), &ep, err))
 		goto out;

@@ -78,6 +78,7 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 	ep.bufs = s.mem.mem;
 	ep.buf_bytes = o->chunk_bytes;
 	ep.nbufs = s.mem.nchunks;
+	ep.buf_phase = o->offset;
 	ep.wake_fd = -1;
 	s.done = calloc(s.mem.nchunks, 1);
 	if (!s.done || nvt_engine_open(&s.eng, nvt_engine_for(o->engine, o->layout), &ep, err)) {

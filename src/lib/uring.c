@@ -13,7 +13,7 @@
 
 int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsigned nfds,
 		   const struct nvt_engine_params *p, unsigned setup_flags, uint64_t slice_bytes,
-		   struct nvt_err *err)
+		   uint64_t phase, struct nvt_err *err)
 {
 	struct io_uring_params up;
 	int rc;
@@ -42,26 +42,46 @@ int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsign
 		return rc;
 	}
 	if (p->bufs && p->nbufs) {
-		uint64_t slice =
-			slice_bytes && slice_bytes < p->buf_bytes ? slice_bytes : p->buf_bytes;
-		uint64_t per = (p->buf_bytes + slice - 1) / slice, n = per * p->nbufs;
-		struct iovec *iov = n <= 16384 ? calloc(n, sizeof(*iov)) : NULL;
+		uint64_t sl = slice_bytes && slice_bytes < p->buf_bytes ? slice_bytes : p->buf_bytes;
+		uint64_t first = sl - phase % sl, per, n;
+		struct iovec *iov;
+		if (first >= p->buf_bytes)
+			first = p->buf_bytes;
+		per = 1 + (p->buf_bytes - first + sl - 1) / sl;
+		if (first == p->buf_bytes)
+			per = 1;
+		n = per * p->nbufs;
+		iov = n <= 16384 ? calloc(n, sizeof(*iov)) : NULL;
 		if (iov) {
+			u->slice = sl;
+			u->slice_first = first;
+			u->slices_per_buf = (unsigned)per;
 			for (uint64_t i = 0; i < n; i++) {
-				uint64_t o = i % per * slice;
+				uint64_t o = nvt_uring_slice_start(u, i % per);
+				uint64_t end = nvt_uring_slice_start(u, i % per + 1);
 				iov[i].iov_base = (uint8_t *)p->bufs + i / per * p->buf_bytes + o;
-				iov[i].iov_len =
-					p->buf_bytes - o < slice ? p->buf_bytes - o : slice;
+				iov[i].iov_len = (end < p->buf_bytes ? end : p->buf_bytes) - o;
 			}
 			/* without (memlock limits, too many slices) every I/O pins its pages:
 			 * slower, still correct */
 			u->fixed_bufs = io_uring_register_buffers(&u->ring, iov, (unsigned)n) == 0;
-			u->slice = slice;
-			u->slices_per_buf = (unsigned)per;
 			free(iov);
 		}
 	}
 	return 0;
+}
+
+uint64_t nvt_uring_slice_start(const struct nvt_uring *u, unsigned j)
+{
+	return j ? u->slice_first + (uint64_t)(j - 1) * u->slice : 0;
+}
+
+unsigned nvt_uring_slice_of(const struct nvt_uring *u, uint64_t b, uint64_t *room)
+{
+	unsigned j = b < u->slice_first ? 0 : 1 + (unsigned)((b - u->slice_first) / u->slice);
+
+	*room = nvt_uring_slice_start(u, j + 1) - b;
+	return j;
 }
 
 void nvt_uring_close(struct nvt_uring *u)

@@ -14,17 +14,22 @@ struct nvt_uring {
 	bool ok;
 	bool fixed_bufs; /* the ring's chunks are registered */
 	uint64_t slice;  /* ... as buffers of this many bytes (a chunk, or less) */
+	uint64_t slice_first; /* ... the first of each chunk this long */
 	unsigned slices_per_buf;
 	int wake_fd;
 	bool wake_armed;
 };
 
 /* entries: submission queue size; fds: files registered as 0..nfds-1; slice_bytes: register
- * every ring chunk as buffers of at most this size (0: whole chunks); chunk c's slice j is
- * buffer c * slices_per_buf + j. */
+ * every ring chunk as buffers of at most this size (0: whole chunks), cut where
+ * (chunk byte + phase) is a multiple of slice_bytes; chunk c's slice j is buffer
+ * c * slices_per_buf + j. */
 int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsigned nfds,
 		   const struct nvt_engine_params *p, unsigned setup_flags, uint64_t slice_bytes,
-		   struct nvt_err *err);
+		   uint64_t phase, struct nvt_err *err);
+/* Where slice j of a chunk starts; the slice holding chunk byte b and the bytes left in it. */
+uint64_t nvt_uring_slice_start(const struct nvt_uring *u, unsigned j);
+unsigned nvt_uring_slice_of(const struct nvt_uring *u, uint64_t b, uint64_t *room);
 void nvt_uring_close(struct nvt_uring *u);
 /* A free SQE (submits the queue once when it is full), or NULL. */
 struct io_uring_sqe *nvt_uring_sqe(struct nvt_uring *u);

@@ -16,7 +16,14 @@ verify_both() {
 nvme_raw() {
 	nvtape record -q --json --force --engine nvme --rate 200MB --duration 2 /dev/ng0n1 >/tmp/n.json || { cat /tmp/n.json; return 1; }
 	b=$(sed -n 's/.*"bytes":\([0-9]*\),.*/\1/p' /tmp/n.json)
-	echo "NVT-INFO raw: $b bytes; $(sed -n 's/.*"engine":"\([^"]*\)".*/\1/p' /tmp/n.json)"
+	desc=$(sed -n 's/.*"engine":"\([^"]*\)".*/\1/p' /tmp/n.json)
+	echo "NVT-INFO raw: $b bytes; $desc"
+	# commands as large as the drive (MDTS) and the kernel (max_hw_sectors_kb, max_segments)
+	# accept, never larger
+	hw=$(cat /sys/block/nvme0n1/queue/max_hw_sectors_kb)
+	segs=$(($(cat /sys/block/nvme0n1/queue/max_segments) * 4))
+	want=$((hw < segs ? hw : segs))
+	echo "$desc" | grep -q "commands <= $want KiB" || { echo "want commands <= $want KiB"; return 1; }
 	verify_both "$b" $D0 || return 1
 	nvtape play -q --engine nvme --rate 400MB $D0 >/tmp/p.out || { cat /tmp/p.out; return 1; }
 	nvtape info $D0 >/tmp/i.out
