@@ -46,7 +46,7 @@ struct nvt_engine_params {
 	unsigned nbufs;
 	uint64_t buf_phase; /* logical offset of every chunk's first byte, modulo a chunk (the
 			     * header before the data): lets an engine align to its layout */
-	int wake_fd; /* eventfd to watch alongside completions, -1 = none */
+	int wake_fd;        /* eventfd to watch alongside completions, -1 = none */
 };
 
 struct nvt_engine;

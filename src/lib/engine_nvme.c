@@ -498,7 +498,8 @@ static int nvme_queue(struct nvt_engine *e, const struct nvt_io *io)
 			k = n->max_cmd;
 		if (io->buf_index >= 0 && np->u.fixed_bufs) { /* not across a registered slice */
 			uint64_t room;
-			nvt_uring_slice_of(&np->u, (uint64_t)(buf - np->bufs) % np->buf_bytes, &room);
+			nvt_uring_slice_of(&np->u, (uint64_t)(buf - np->bufs) % np->buf_bytes,
+					   &room);
 			if (k > room)
 				k = room;
 		}

@@ -42,7 +42,8 @@ int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsign
 		return rc;
 	}
 	if (p->bufs && p->nbufs) {
-		uint64_t sl = slice_bytes && slice_bytes < p->buf_bytes ? slice_bytes : p->buf_bytes;
+		uint64_t sl =
+			slice_bytes && slice_bytes < p->buf_bytes ? slice_bytes : p->buf_bytes;
 		uint64_t first = sl - phase % sl, per, n;
 		struct iovec *iov;
 		if (first >= p->buf_bytes)

@@ -12,8 +12,8 @@
 struct nvt_uring {
 	struct io_uring ring;
 	bool ok;
-	bool fixed_bufs; /* the ring's chunks are registered */
-	uint64_t slice;  /* ... as buffers of this many bytes (a chunk, or less) */
+	bool fixed_bufs;      /* the ring's chunks are registered */
+	uint64_t slice;       /* ... as buffers of this many bytes (a chunk, or less) */
 	uint64_t slice_first; /* ... the first of each chunk this long */
 	unsigned slices_per_buf;
 	int wake_fd;
