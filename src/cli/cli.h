@@ -83,5 +83,7 @@ int cmd_info(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_setup(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_speedtest(int argc, char **argv);
 
 #endif

@@ -15,6 +15,8 @@ static const struct {
 	{"info", cmd_info, "print the header and drop index (--json)"},
 	{"setup", cmd_setup, "prepare a recording volume: md RAID0 or one drive, fs, mount"},
 	{"recover", cmd_recover, "finalize a recording whose writer died"},
+	{"bench", cmd_bench, "find the highest rate a drive sustains (record or play)"},
+	{"speedtest", cmd_speedtest, "write and read one or several drives at once, checked"},
 };
 
 static void usage(FILE *f)
@@ -24,7 +26,7 @@ static void usage(FILE *f)
 		"and prove nothing was lost\n\nUsage: nvtape COMMAND [options] ...\n\n",
 		NVT_VERSION);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].what);
 	fprintf(f, "\nnvtape COMMAND --help shows the options of a command.\n\n" EXIT_CODES_HELP);
 }
 

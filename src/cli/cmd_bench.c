@@ -1,0 +1,351 @@
+/* nvtape bench record|play: the search for the highest sustained rate, a line per run, the
+ * summary table, RESULT, JSON (with every time series) and the HTML report. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "nvtape/bench.h"
+#include "nvtape/report.h"
+
+static const char bench_help[] =
+	"Usage: nvtape bench record|play [options] TARGET...\n"
+	"Find the highest rate a target sustains: an unthrottled run (burst rate, cache size,\n"
+	"sustained rate), then a coarse sweep down from the top of the range and a bisection.\n"
+	"A rate passes when K of K runs pass: record: zero drops and a clean verify of every\n"
+	"run; play: zero underflows and a clean checker. TARGET: a file, a block device or\n"
+	"several members of a stripe, as for record. Every run overwrites TARGET.\n\n"
+	"  --size S             bytes every run writes or plays (default 16G; more than the\n"
+	"                       drive's cache to see its sustained rate)\n"
+	"  --from R, --to R     search range (default: an eighth of the unthrottled average\n"
+	"                       up to 1.05x it)\n"
+	"  --runs K             runs that must all pass at a rate (default 3)\n"
+	"  --tolerance P        stop when the failing rate is within P of the passing one\n"
+	"                       (default 3%)\n"
+	"  --no-sweep           only the unthrottled run: burst, cache, sustained\n"
+	"  --sample T           time series interval (default 100ms)\n"
+	"  --engine file|nvme, --chunk B, --chunks N, --qd Q, --timeout T, --force\n"
+	"                       as for record (play: the read side)\n"
+	"  --report FILE        write a self-contained HTML report with the plots\n"
+	"  --json               JSON on stdout, with every run's time series\n"
+	"  -q, --quiet          no line per run\n" CLI_LAYOUT_HELP "  -h, --help\n\n"
+	"Exit codes: 0 a rate was found; 2 not even the lowest rate passed; 1 runtime error;\n"
+	"            64 usage error.\n";
+
+struct bench_cli {
+	bool quiet, json;
+	enum nvt_bench_mode mode;
+};
+
+static void on_run(const struct nvt_bench_run *r, void *arg)
+{
+	const struct bench_cli *c = arg;
+	char rate[32] = "unthrottled";
+
+	if (c->quiet || c->json)
+		return;
+	if (r->rate_bps)
+		snprintf(rate, sizeof(rate), "%.0f MB/s", r->rate_bps / 1e6);
+	fprintf(stderr, "nvtape bench: %-12s run %u: %s  %8.1f MB/s %s  %7.3f GB%s%s\n", rate,
+		r->index ? r->index : 1, r->pass ? "pass" : "FAIL", r->mbps,
+		c->mode == NVT_BENCH_PLAY ? "read" : "written", r->bytes / 1e9, r->pass ? "" : "  ",
+		r->why);
+}
+
+static void json_series(const struct nvt_series *s)
+{
+	printf("{\"ring_chunks\":%llu,\"t_s\":[", (unsigned long long)s->ring_chunks);
+	for (size_t i = 0; i < s->n; i++)
+		printf("%s%.3f", i ? "," : "", s->s[i].t_ns / 1e9);
+	printf("],\"bytes\":[");
+	for (size_t i = 0; i < s->n; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)s->s[i].bytes);
+	printf("],\"ring_fill\":[");
+	for (size_t i = 0; i < s->n; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)s->s[i].ring_fill);
+	printf("],\"drops\":[");
+	for (size_t i = 0; i < s->n; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)s->s[i].drops);
+	printf("]}");
+}
+
+static void json_run(const struct nvt_bench_run *r)
+{
+	printf("{\"rate_bps\":%llu,\"run\":%u,\"pass\":%s,\"exit\":%d,\"mbps\":%.1f,\"bytes\":%llu,"
+	       "\"drops\":%llu,\"errors\":%llu,\"io_cpu_s\":%.4f,\"why\":",
+	       (unsigned long long)r->rate_bps, r->index, r->pass ? "true" : "false", r->exit_code,
+	       r->mbps, (unsigned long long)r->bytes, (unsigned long long)r->drops,
+	       (unsigned long long)r->errors, r->io_cpu_s);
+	cli_json_str(stdout, r->why);
+	printf(",\"series\":");
+	json_series(&r->series);
+	printf("}");
+}
+
+static void json_out(const struct nvt_bench_opts *o, const struct nvt_bench_result *r, int rc)
+{
+	const struct nvt_cliff *c = &r->cliff;
+
+	printf("{\"command\":\"bench\",\"mode\":\"%s\",\"exit\":%d,\"path\":",
+	       o->mode == NVT_BENCH_PLAY ? "play" : "record", rc);
+	cli_json_str(stdout, o->rec.path);
+	printf(",\"engine\":");
+	cli_json_str(stdout, r->engine_desc);
+	printf(",\"size\":%llu,\"runs_per_rate\":%u,\"ring_bytes\":%llu,\"best_bps\":%llu,"
+	       "\"fail_bps\":%llu,\"limited_by_to\":%s,\"interrupted\":%s,",
+	       (unsigned long long)o->rec.size_bytes, o->runs, (unsigned long long)r->ring_bytes,
+	       (unsigned long long)r->best_bps, (unsigned long long)r->fail_bps,
+	       r->limited_by_to ? "true" : "false", r->interrupted ? "true" : "false");
+	printf("\"cliff\":{\"found\":%s,\"steady\":%s,\"avg_bps\":%.0f,\"burst_bps\":%.0f,"
+	       "\"sustained_bps\":%.0f,\"cliff_bytes\":%llu,\"cliff_s\":%.3f,\"warning\":",
+	       c->found ? "true" : "false", c->steady ? "true" : "false", c->avg_bps, c->burst_bps,
+	       c->sustained_bps, (unsigned long long)c->cliff_bytes, c->cliff_s);
+	cli_json_str(stdout, c->warning);
+	printf("},\"unthrottled\":");
+	json_run(&r->max);
+	printf(",\"sweep\":[");
+	for (size_t i = 0; i < r->nruns; i++) {
+		if (i)
+			putchar(',');
+		json_run(&r->runs[i]);
+	}
+	printf("],\"error\":");
+	cli_json_str(stdout, r->err.msg);
+	printf("}\n");
+}
+
+static void summary(const struct nvt_bench_opts *o, const struct nvt_bench_result *r, int rc)
+{
+	const struct nvt_cliff *c = &r->cliff;
+	const char *what = o->mode == NVT_BENCH_PLAY ? "playback" : "recording";
+
+	printf("nvtape bench %s on %s\n", o->mode == NVT_BENCH_PLAY ? "play" : "record",
+	       o->rec.path);
+	printf("  engine           %s\n", r->engine_desc);
+	printf("  unthrottled      %.1f MB/s average over %.3f GB\n", r->max.mbps,
+	       r->max.bytes / 1e9);
+	if (c->found)
+		printf("  burst / cache    %.1f MB/s for the first %.3f GB (%.1f s), then\n"
+		       "  sustained        %.1f MB/s\n",
+		       c->burst_bps / 1e6, c->cliff_bytes / 1e9, c->cliff_s,
+		       c->sustained_bps / 1e6);
+	else
+		printf("  cache cliff      none within %.3f GB (last third %.1f MB/s)\n",
+		       r->max.bytes / 1e9, c->sustained_bps / 1e6);
+	if (c->warning[0])
+		printf("  WARNING          %s\n", c->warning);
+	if (!o->no_sweep) {
+		printf("  runs             %zu in the sweep, %u of %u must pass at a rate\n",
+		       r->nruns, o->runs, o->runs);
+		if (r->best_bps)
+			printf("  HIGHEST RATE     %.1f MB/s %s passed %u of %u%s\n",
+			       r->best_bps / 1e6, what, o->runs, o->runs,
+			       r->limited_by_to ? " (the top of the range: raise --to)" : "");
+		else
+			printf("  HIGHEST RATE     none: %.1f MB/s failed (lower --from)\n",
+			       r->fail_bps / 1e6);
+		if (r->fail_bps && r->best_bps)
+			printf("  lowest failure   %.1f MB/s\n", r->fail_bps / 1e6);
+		printf("  ring             %.0f MB absorbs slower moments: a rate passes for "
+		       "--size "
+		       "S if the drive keeps up to within ring/(S/rate)\n",
+		       r->ring_bytes / 1e6);
+	}
+	printf("RESULT mode=%s best_bps=%llu fail_bps=%llu unthrottled_mbps=%.1f cliff=%d "
+	       "burst_bps=%.0f cliff_bytes=%llu sustained_bps=%.0f steady=%d runs=%zu exit=%d\n",
+	       o->mode == NVT_BENCH_PLAY ? "play" : "record", (unsigned long long)r->best_bps,
+	       (unsigned long long)r->fail_bps, r->max.mbps, c->found, c->burst_bps,
+	       (unsigned long long)c->cliff_bytes, c->sustained_bps, c->steady, r->nruns, rc);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static const struct option lo[] = {{"size", required_argument, 0, 's'},
+					   {"from", required_argument, 0, 'f'},
+					   {"to", required_argument, 0, 'T'},
+					   {"runs", required_argument, 0, 'k'},
+					   {"tolerance", required_argument, 0, 'p'},
+					   {"no-sweep", no_argument, 0, 'N'},
+					   {"sample", required_argument, 0, 'S'},
+					   {"engine", required_argument, 0, 'e'},
+					   {"chunk", required_argument, 0, 'c'},
+					   {"chunks", required_argument, 0, 'n'},
+					   {"qd", required_argument, 0, 'Q'},
+					   {"timeout", required_argument, 0, 't'},
+					   {"force", no_argument, 0, 'F'},
+					   {"report", required_argument, 0, 'R'},
+					   {"json", no_argument, 0, 'j'},
+					   {"quiet", no_argument, 0, 'q'},
+					   CLI_LAYOUT_OPTIONS,
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
+	struct nvt_bench_opts o;
+	struct nvt_bench_result *r;
+	struct bench_cli c = {0};
+	const char *report = NULL, *engine = "file";
+	uint64_t stripe = 0, member_off = 0, v;
+	bool qd_given = false;
+	char cmdline[1024] = "nvtape";
+	int opt, rc;
+
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs(bench_help, stdout);
+		return NVT_EXIT_OK;
+	}
+	if (argc < 2 || (strcmp(argv[1], "record") && strcmp(argv[1], "play")))
+		return cli_usage_error("bench needs record or play (nvtape bench --help)");
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(cmdline);
+		snprintf(cmdline + n, sizeof(cmdline) - n, " %s", argv[i]);
+	}
+	nvt_bench_opts_default(&o);
+	c.mode = o.mode = strcmp(argv[1], "play") ? NVT_BENCH_RECORD : NVT_BENCH_PLAY;
+	argc--;
+	argv++;
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			if (cli_size("--size", optarg, &o.rec.size_bytes))
+				return NVT_EXIT_USAGE;
+			if (!o.rec.size_bytes)
+				return cli_usage_error("--size must be > 0");
+			break;
+		case 'f':
+		case 'T':
+			if (cli_rate(optarg, opt == 'f' ? &o.from_bps : &o.to_bps))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'k':
+			if (cli_count("--runs", optarg, 1, 100, &o.runs))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'p': {
+			char *end;
+			double p = strtod(optarg, &end);
+			if (end == optarg || (*end && strcmp(end, "%")) || p < 0.1 || p > 50)
+				return cli_usage_error("--tolerance: a percentage from 0.1 to 50, "
+						       "e.g. 3%%");
+			o.tolerance = p / 100;
+			break;
+		}
+		case 'N':
+			o.no_sweep = true;
+			break;
+		case 'S':
+			if (cli_duration("--sample", optarg, &o.sample_ns))
+				return NVT_EXIT_USAGE;
+			if (o.sample_ns < 10000000ull)
+				return cli_usage_error("--sample must be at least 10ms");
+			break;
+		case 'e':
+			if (cli_engine(optarg, false, &engine))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'c':
+			if (cli_chunk(optarg, &v))
+				return NVT_EXIT_USAGE;
+			o.rec.chunk_bytes = o.play.chunk_bytes = v;
+			break;
+		case 'n':
+			if (cli_count("--chunks", optarg, 2, 65536, &o.rec.chunks))
+				return NVT_EXIT_USAGE;
+			o.play.chunks = o.rec.chunks;
+			break;
+		case 'Q':
+			if (cli_count("--qd", optarg, 1, 1024, &o.rec.qd))
+				return NVT_EXIT_USAGE;
+			qd_given = true;
+			break;
+		case 't':
+			if (cli_duration("--timeout", optarg, &o.rec.timeout_ns))
+				return NVT_EXIT_USAGE;
+			if (!o.rec.timeout_ns)
+				return cli_usage_error("--timeout must be > 0");
+			o.play.timeout_ns = o.rec.timeout_ns;
+			break;
+		case 'F':
+			o.rec.force = true;
+			break;
+		case 'R':
+			report = optarg;
+			break;
+		case 'j':
+			c.json = true;
+			break;
+		case 'q':
+			c.quiet = true;
+			break;
+		case 'Z':
+		case 'O':
+			if (cli_layout_option(opt, optarg, &stripe, &member_off))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'h':
+			fputs(bench_help, stdout);
+			return NVT_EXIT_OK;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (cli_layout(&o.rec.layout, argc, argv, optind, stripe, member_off) ||
+	    cli_engine_qd(engine, qd_given, &o.rec.qd))
+		return NVT_EXIT_USAGE;
+	o.rec.path = argv[optind];
+	o.rec.engine = o.play.engine = engine;
+	o.play.qd = o.rec.qd;
+	if (o.rec.qd > o.rec.chunks && strcmp(engine, "nvme"))
+		o.rec.qd = o.play.qd = o.rec.chunks;
+	o.interrupt = &cli_interrupted;
+	o.on_run = on_run;
+	o.notice = cli_note;
+	o.arg = &c;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		cli_error("out of memory");
+		return NVT_EXIT_RUNTIME;
+	}
+	cli_install_signals();
+	if (!c.quiet && !c.json)
+		fprintf(stderr,
+			"nvtape bench: %s on %s, %.2f GB per run, %u of %u runs must pass at a "
+			"rate "
+			"-- Ctrl-C to stop\n",
+			c.mode == NVT_BENCH_PLAY ? "playback" : "recording", o.rec.path,
+			o.rec.size_bytes / 1e9, o.runs, o.runs);
+	rc = nvt_bench(&o, r);
+	if (rc == NVT_EXIT_USAGE) {
+		rc = cli_usage_error("%s", r->err.msg);
+		goto out;
+	}
+	if (r->err.code)
+		cli_error("%s", r->err.msg);
+	if (r->interrupted)
+		cli_error("interrupted: the results so far are below");
+	if (report) {
+		struct nvt_report rep = {.title = c.mode == NVT_BENCH_PLAY ? "nvtape bench play"
+									   : "nvtape bench record",
+					 .command = cmdline,
+					 .bench_opts = &o,
+					 .bench = r};
+		struct nvt_err e = {0};
+		if (nvt_report_write(report, &rep, &e)) {
+			cli_error("%s", e.msg);
+			rc = NVT_EXIT_RUNTIME;
+		} else if (!c.json) {
+			fprintf(stderr, "nvtape bench: report written to %s\n", report);
+		}
+	}
+	if (c.json)
+		json_out(&o, r, rc);
+	else
+		summary(&o, r, rc);
+out:
+	nvt_bench_result_free(r);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,249 @@
+/* nvtape speedtest: sequential write and read of one or several targets at once, every beat
+ * checked on read-back; table, RESULT, JSON and the HTML report. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "nvtape/report.h"
+#include "nvtape/speedtest.h"
+
+static const char speedtest_help[] =
+	"Usage: nvtape speedtest [--write|--read] [options] TARGET [TARGET...]\n"
+	"Sequential write and read speed of each TARGET (a file or a block device), all targets\n"
+	"at once: the test pattern is written unthrottled, then read back and every beat\n"
+	"checked. Per target and aggregate rates, and the PCIe link of every NVMe controller\n"
+	"behind a target (from sysfs). Writing overwrites TARGET.\n\n"
+	"  --write              only write (leaves a recording to --read later)\n"
+	"  --read               only read and check what a --write left\n"
+	"  --size S             bytes per target (default 8G)\n"
+	"  --engine file|nvme, --chunk B, --chunks N, --qd Q, --force   as for record\n"
+	"  --report FILE        write a self-contained HTML report\n"
+	"  --json               JSON on stdout\n"
+	"  -h, --help\n\n"
+	"Exit codes: 0 clean; 2 the read-back found corrupt or missing data; 1 a target failed;\n"
+	"            64 usage error.\n";
+
+static void link_str(const struct nvt_speed_target *t, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!t->nlinks)
+		snprintf(buf, cap, "not NVMe (%s)", t->on);
+	for (unsigned k = 0; k < t->nlinks && n < cap; k++) {
+		const struct nvt_link *l = &t->link[k];
+		if (l->cur_width)
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s %s x%u (max %s x%u)",
+					      k ? "; " : "", l->ctrl, l->cur_speed, l->cur_width,
+					      l->max_speed, l->max_width);
+		else
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s: PCIe link not reported",
+					      k ? "; " : "", l->ctrl);
+	}
+}
+
+static void json_out(const struct nvt_speedtest_result *r, int rc)
+{
+	printf("{\"command\":\"speedtest\",\"exit\":%d,\"aggregate_write_mbps\":%.1f,"
+	       "\"aggregate_read_mbps\":%.1f,\"targets\":[",
+	       rc, r->agg_write_mbps, r->agg_read_mbps);
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct nvt_speed_target *t = &r->t[i];
+		printf("%s{\"path\":", i ? "," : "");
+		cli_json_str(stdout, t->path);
+		printf(",\"on\":");
+		cli_json_str(stdout, t->on);
+		printf(",\"write_exit\":%d,\"read_exit\":%d,\"write_bytes\":%llu,\"write_mbps\":%."
+		       "1f,"
+		       "\"write_cpu_s\":%.4f,\"read_bytes\":%llu,\"read_mbps\":%.1f,"
+		       "\"read_cpu_s\":%.4f,\"corrupt\":%llu,\"gaps\":%llu,\"backward\":%llu,"
+		       "\"first_bad_offset\":%llu,\"error\":",
+		       t->write_exit, t->read_exit, (unsigned long long)t->write_bytes,
+		       t->write_mbps, t->write_cpu_s, (unsigned long long)t->read_bytes,
+		       t->read_mbps, t->read_cpu_s, (unsigned long long)t->corrupt,
+		       (unsigned long long)t->gaps, (unsigned long long)t->backward,
+		       (unsigned long long)t->first_bad_offset);
+		cli_json_str(stdout, t->error);
+		printf(",\"links\":[");
+		for (unsigned k = 0; k < t->nlinks; k++) {
+			const struct nvt_link *l = &t->link[k];
+			printf("%s{\"ctrl\":", k ? "," : "");
+			cli_json_str(stdout, l->ctrl);
+			printf(",\"model\":");
+			cli_json_str(stdout, l->model);
+			printf(",\"speed\":");
+			cli_json_str(stdout, l->cur_speed);
+			printf(",\"width\":%u,\"max_speed\":", l->cur_width);
+			cli_json_str(stdout, l->max_speed);
+			printf(",\"max_width\":%u}", l->max_width);
+		}
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+static void table(const struct nvt_speedtest_result *r, int rc)
+{
+	char link[512];
+
+	printf("%-28s %10s %10s  %-22s %s\n", "target", "write MB/s", "read MB/s", "read-back",
+	       "PCIe link");
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct nvt_speed_target *t = &r->t[i];
+		char check[64] = "not read";
+		if (t->read_exit >= 0)
+			snprintf(check, sizeof(check), "%s",
+				 t->corrupt || t->gaps || t->backward ? "BAD DATA"
+				 : t->read_exit == 0                  ? "every beat ok"
+								      : "FAILED");
+		link_str(t, link, sizeof(link));
+		printf("%-28s %10.1f %10.1f  %-22s %s\n", t->path, t->write_mbps, t->read_mbps,
+		       check, link);
+		if (t->corrupt || t->gaps || t->backward)
+			printf("  %llu corrupt beats, %llu gaps, %llu backward jumps; first bad "
+			       "byte "
+			       "at offset %llu\n",
+			       (unsigned long long)t->corrupt, (unsigned long long)t->gaps,
+			       (unsigned long long)t->backward,
+			       (unsigned long long)t->first_bad_offset);
+		if (t->error[0])
+			printf("  %s\n", t->error);
+	}
+	if (r->n > 1)
+		printf("%-28s %10.1f %10.1f\n", "all at once", r->agg_write_mbps, r->agg_read_mbps);
+	printf("RESULT targets=%u write_mbps=%.1f read_mbps=%.1f", r->n, r->agg_write_mbps,
+	       r->agg_read_mbps);
+	for (unsigned i = 0; i < r->n; i++)
+		printf(" t%u_write_mbps=%.1f t%u_read_mbps=%.1f t%u_corrupt=%llu t%u_gaps=%llu", i,
+		       r->t[i].write_mbps, i, r->t[i].read_mbps, i,
+		       (unsigned long long)r->t[i].corrupt, i, (unsigned long long)r->t[i].gaps);
+	printf(" exit=%d\n", rc);
+}
+
+int cmd_speedtest(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"write", no_argument, 0, 'W'},        {"read", no_argument, 0, 'r'},
+		{"size", required_argument, 0, 's'},   {"engine", required_argument, 0, 'e'},
+		{"chunk", required_argument, 0, 'c'},  {"chunks", required_argument, 0, 'n'},
+		{"qd", required_argument, 0, 'Q'},     {"force", no_argument, 0, 'F'},
+		{"report", required_argument, 0, 'R'}, {"json", no_argument, 0, 'j'},
+		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+	struct nvt_speedtest_opts o;
+	struct nvt_speedtest_result *r;
+	const char *report = NULL;
+	bool json = false, only_w = false, only_r = false, qd_given = false;
+	char cmdline[1024] = "nvtape";
+	int opt, rc;
+
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(cmdline);
+		snprintf(cmdline + n, sizeof(cmdline) - n, " %s", argv[i]);
+	}
+	nvt_speedtest_opts_default(&o);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'W':
+			only_w = true;
+			break;
+		case 'r':
+			only_r = true;
+			break;
+		case 's':
+			if (cli_size("--size", optarg, &o.size_bytes))
+				return NVT_EXIT_USAGE;
+			if (!o.size_bytes)
+				return cli_usage_error("--size must be > 0");
+			break;
+		case 'e':
+			if (cli_engine(optarg, false, &o.engine))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'c':
+			if (cli_chunk(optarg, &o.chunk_bytes))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'n':
+			if (cli_count("--chunks", optarg, 2, 65536, &o.chunks))
+				return NVT_EXIT_USAGE;
+			break;
+		case 'Q':
+			if (cli_count("--qd", optarg, 1, 1024, &o.qd))
+				return NVT_EXIT_USAGE;
+			qd_given = true;
+			break;
+		case 'F':
+			o.force = true;
+			break;
+		case 'R':
+			report = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(speedtest_help, stdout);
+			return NVT_EXIT_OK;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (only_w && only_r)
+		return cli_usage_error("--write and --read together are the default: give neither");
+	if (optind >= argc)
+		return cli_usage_error("give one or more targets");
+	if (argc - optind > NVT_SPEED_MAX_TARGETS)
+		return cli_usage_error("at most %d targets", NVT_SPEED_MAX_TARGETS);
+	if (cli_engine_qd(o.engine, qd_given, &o.qd))
+		return NVT_EXIT_USAGE;
+	o.write = !only_r;
+	o.read = !only_w;
+	o.ntargets = (unsigned)(argc - optind);
+	for (unsigned i = 0; i < o.ntargets; i++)
+		o.target[i] = argv[optind + (int)i];
+	for (unsigned i = 0; i < o.ntargets; i++)
+		for (unsigned k = 0; k < i; k++)
+			if (!strcmp(o.target[i], o.target[k]))
+				return cli_usage_error("%s is given twice", o.target[i]);
+	o.interrupt = &cli_interrupted;
+	o.notice = cli_note;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		cli_error("out of memory");
+		return NVT_EXIT_RUNTIME;
+	}
+	cli_install_signals();
+	if (!json)
+		fprintf(stderr, "nvtape speedtest: %s%s%s %u target%s at once, %.2f GB each\n",
+			o.write ? "writing" : "", o.write && o.read ? " then " : "",
+			o.read ? "reading and checking" : "", o.ntargets, o.ntargets > 1 ? "s" : "",
+			o.size_bytes / 1e9);
+	rc = nvt_speedtest(&o, r);
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->t[i].error[0] && json)
+			cli_error("%s: %s", r->t[i].path, r->t[i].error);
+	if (report) {
+		struct nvt_report rep = {
+			.title = "nvtape speedtest", .command = cmdline, .speed = r};
+		struct nvt_err e = {0};
+		if (nvt_report_write(report, &rep, &e)) {
+			cli_error("%s", e.msg);
+			rc = NVT_EXIT_RUNTIME;
+		} else if (!json) {
+			fprintf(stderr, "nvtape speedtest: report written to %s\n", report);
+		}
+	}
+	if (json)
+		json_out(r, rc);
+	else
+		table(r, rc);
+	nvt_speedtest_result_free(r);
+	free(r);
+	return rc;
+}
