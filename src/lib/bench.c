@@ -167,6 +167,17 @@ static void on_play_stats(const struct nvt_play_stats *st, void *arg)
 	}
 }
 
+/* The end of a run, when it came after the last sample. */
+static void add_last(struct nvt_series *ser, uint64_t t_ns, uint64_t bytes, uint64_t fill,
+		     uint64_t drops)
+{
+	struct nvt_sample smp = {.t_ns = t_ns, .bytes = bytes, .ring_fill = fill, .drops = drops};
+	if (ser->n && t_ns > ser->s[ser->n - 1].t_ns && bytes >= ser->s[ser->n - 1].bytes &&
+	    nvt_series_add(ser, &smp)) {
+		/* out of memory: the series ends at its last sample */
+	}
+}
+
 static void notice(const char *msg, void *arg)
 {
 	struct bench *b = arg;
@@ -192,6 +203,8 @@ static int run_record(struct bench *b, struct nvt_bench_run *run)
 	run->series.chunk_bytes = b->rec.chunk_bytes;
 	b->rec.rate_bps = run->rate_bps;
 	rc = nvt_record(&b->rec, rr);
+	add_last(&run->series, (uint64_t)(rr->seconds * 1e9), rr->st.bytes_written,
+		 rr->st.ring_fill, rr->rec.drop_count);
 	run->exit_code = rc;
 	run->bytes = rr->st.bytes_written;
 	run->mbps = rr->seconds > 0 ? rr->st.bytes_written / rr->seconds / 1e6 : 0;
@@ -257,6 +270,8 @@ static int run_play(struct bench *b, struct nvt_bench_run *run)
 	run->series.chunk_bytes = b->play.chunk_bytes;
 	b->play.rate_bps = run->rate_bps;
 	rc = nvt_play(&b->play, pr);
+	add_last(&run->series, pr->st.elapsed_ns, pr->st.bytes_read, pr->st.ring_fill,
+		 pr->st.underflow_beats);
 	run->exit_code = rc;
 	run->bytes = pr->st.bytes_read;
 	run->mbps = pr->read_seconds > 0 ? pr->st.bytes_read / pr->read_seconds / 1e6 : 0;
@@ -367,6 +382,16 @@ int nvt_bench(const struct nvt_bench_opts *o, struct nvt_bench_result *res)
 	b.play.on_event = NULL;
 	res->ring_bytes = (uint64_t)(o->mode == NVT_BENCH_PLAY ? b.play.chunks : b.rec.chunks) *
 			  (o->mode == NVT_BENCH_PLAY ? b.play.chunk_bytes : b.rec.chunk_bytes);
+	if (res->ring_bytes * 4 > o->rec.size_bytes && o->notice) {
+		char msg[320];
+		snprintf(msg, sizeof(msg),
+			 "the ring (%.0f MB) holds a quarter or more of every run (%.0f MB): rates "
+			 "above the drive's pass while the ring fills; use --size of 10x the ring "
+			 "or "
+			 "more, or a smaller ring (--chunks)",
+			 res->ring_bytes / 1e6, o->rec.size_bytes / 1e6);
+		o->notice(msg, o->arg);
+	}
 	if (o->mode == NVT_BENCH_PLAY) {
 		/* the recording to play: written once, unthrottled, and verified */
 		struct nvt_bench_run w = {0};

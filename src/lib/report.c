@@ -90,6 +90,8 @@ static void chart_begin(struct chart *c, FILE *f, const char *id, const char *ti
 		W - ML - MR, H - MT - MB);
 	sx = nice_step(c->x1 - c->x0);
 	sy = nice_step(c->y1 - c->y0);
+	if (!strcmp(id, "sweep") && sy < 1)
+		sy = 1; /* run numbers */
 	for (double x = ceil(c->x0 / sx) * sx; x <= c->x1 + sx * 1e-9; x += sx)
 		fprintf(f,
 			"<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
