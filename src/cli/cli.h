@@ -76,6 +76,11 @@ const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);
 void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec);
 void cli_json_recording(FILE *f, const struct nvt_recording *rec);
 void cli_progress_bytes(uint64_t done, uint64_t total, void *arg);
+/* "first argv[0] argv[1] ..." for reports */
+void cli_cmdline(char *buf, size_t cap, const char *first, int argc, char **argv);
+struct nvt_report;
+/* Write the HTML report to path; 0 or NVT_EXIT_RUNTIME (said on stderr). */
+int cli_report(const char *path, const struct nvt_report *rep, bool quiet);
 
 int cmd_record(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

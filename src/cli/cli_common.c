@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "nvtape/engine.h"
+#include "nvtape/report.h"
 #include "nvtape/units.h"
 
 volatile sig_atomic_t cli_interrupted;
@@ -351,4 +352,24 @@ void cli_progress_bytes(uint64_t done, uint64_t total, void *arg)
 		done / 1e9, total / 1e9);
 	if (done == total)
 		fputc('\n', stderr);
+}
+
+void cli_cmdline(char *buf, size_t cap, const char *first, int argc, char **argv)
+{
+	size_t n = (size_t)snprintf(buf, cap, "%s", first);
+	for (int i = 0; i < argc && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, " %s", argv[i]);
+}
+
+int cli_report(const char *path, const struct nvt_report *rep, bool quiet)
+{
+	struct nvt_err e = {0};
+
+	if (nvt_report_write(path, rep, &e)) {
+		cli_error("%s", e.msg);
+		return NVT_EXIT_RUNTIME;
+	}
+	if (!quiet)
+		fprintf(stderr, "nvtape %s: report written to %s\n", cli_cmd, path);
+	return 0;
 }

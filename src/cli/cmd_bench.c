@@ -186,7 +186,7 @@ int cmd_bench(int argc, char **argv)
 	const char *report = NULL, *engine = "file";
 	uint64_t stripe = 0, member_off = 0, v;
 	bool qd_given = false;
-	char cmdline[1024] = "nvtape";
+	char cmdline[1024];
 	int opt, rc;
 
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -195,10 +195,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (argc < 2 || (strcmp(argv[1], "record") && strcmp(argv[1], "play")))
 		return cli_usage_error("bench needs record or play (nvtape bench --help)");
-	for (int i = 0; i < argc; i++) {
-		size_t n = strlen(cmdline);
-		snprintf(cmdline + n, sizeof(cmdline) - n, " %s", argv[i]);
-	}
+	cli_cmdline(cmdline, sizeof(cmdline), "nvtape", argc, argv);
 	nvt_bench_opts_default(&o);
 	c.mode = o.mode = strcmp(argv[1], "play") ? NVT_BENCH_RECORD : NVT_BENCH_PLAY;
 	argc--;
@@ -332,13 +329,8 @@ int cmd_bench(int argc, char **argv)
 					 .command = cmdline,
 					 .bench_opts = &o,
 					 .bench = r};
-		struct nvt_err e = {0};
-		if (nvt_report_write(report, &rep, &e)) {
-			cli_error("%s", e.msg);
+		if (cli_report(report, &rep, c.json))
 			rc = NVT_EXIT_RUNTIME;
-		} else if (!c.json) {
-			fprintf(stderr, "nvtape bench: report written to %s\n", report);
-		}
 	}
 	if (c.json)
 		json_out(&o, r, rc);

@@ -135,13 +135,10 @@ int cmd_speedtest(int argc, char **argv)
 	struct nvt_speedtest_result *r;
 	const char *report = NULL;
 	bool json = false, only_w = false, only_r = false, qd_given = false;
-	char cmdline[1024] = "nvtape";
+	char cmdline[1024];
 	int opt, rc;
 
-	for (int i = 0; i < argc; i++) {
-		size_t n = strlen(cmdline);
-		snprintf(cmdline + n, sizeof(cmdline) - n, " %s", argv[i]);
-	}
+	cli_cmdline(cmdline, sizeof(cmdline), "nvtape", argc, argv);
 	nvt_speedtest_opts_default(&o);
 	opterr = 0;
 	optind = 1;
@@ -231,13 +228,8 @@ int cmd_speedtest(int argc, char **argv)
 	if (report) {
 		struct nvt_report rep = {
 			.title = "nvtape speedtest", .command = cmdline, .speed = r};
-		struct nvt_err e = {0};
-		if (nvt_report_write(report, &rep, &e)) {
-			cli_error("%s", e.msg);
+		if (cli_report(report, &rep, json))
 			rc = NVT_EXIT_RUNTIME;
-		} else if (!json) {
-			fprintf(stderr, "nvtape speedtest: report written to %s\n", report);
-		}
 	}
 	if (json)
 		json_out(r, rc);

@@ -396,6 +396,7 @@ int nvt_bench(const struct nvt_bench_opts *o, struct nvt_bench_result *res)
 		/* the recording to play: written once, unthrottled, and verified */
 		struct nvt_bench_run w = {0};
 		struct bench wb = b;
+		wb.rec.arg = &wb;
 		wb.o = &(struct nvt_bench_opts){
 			.mode = NVT_BENCH_RECORD, .notice = o->notice, .arg = o->arg};
 		rc = run_record(&wb, &w);

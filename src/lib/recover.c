@@ -152,6 +152,7 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 					   .on_chunk = on_chunk,
 					   .progress = o->progress,
 					   .notice = o->notice,
+					   .user_arg = o->arg,
 					   .arg = &s};
 		if (so.len && nvt_scan(&so, &ss, &res->err)) {
 			free(s.ev);

@@ -70,7 +70,7 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		    o->chunk_bytes, err))
 		return -ENOMEM;
 	if (s.mem.notice[0] && o->notice)
-		o->notice(s.mem.notice, o->arg);
+		o->notice(s.mem.notice, o->user_arg);
 	ep.path = o->layout->path[0];
 	ep.layout = o->layout;
 	ep.qd = o->qd;
@@ -139,7 +139,7 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 			st->bytes += len;
 			s.delivered++;
 			if (o->progress)
-				o->progress(st->bytes, o->len, o->arg);
+				o->progress(st->bytes, o->len, o->user_arg);
 			if (!stop)
 				issue_reads(&s);
 		}

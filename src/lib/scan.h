@@ -19,7 +19,8 @@ struct nvt_scan_opts {
 	int (*on_chunk)(void *arg, const void *buf, uint64_t bytes, uint64_t file_offset);
 	void (*progress)(uint64_t done, uint64_t total, void *arg);
 	void (*notice)(const char *msg, void *arg);
-	void *arg;
+	void *arg;      /* for on_chunk */
+	void *user_arg; /* for progress and notice (the caller's caller's) */
 };
 
 struct nvt_scan_stats {

@@ -91,6 +91,7 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 					   .on_chunk = on_chunk,
 					   .progress = o->progress,
 					   .notice = o->notice,
+					   .user_arg = o->arg,
 					   .arg = &v};
 		struct nvt_scan_stats ss;
 		res->chk.on_event = on_check;

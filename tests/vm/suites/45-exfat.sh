@@ -4,19 +4,6 @@
 # printed; the check is that the exFAT recording is clean and >= 3x the extending speed.
 . /suites/lib.sh
 reset_drives
-on_md() { # on_md FS: md0 over both drives with FS mounted at /mnt/rec
-	yes | mdadm --create /dev/md0 --level=0 --metadata=1.2 --chunk=512 --raid-devices=2 --run $D0 $D1 >/dev/null 2>&1 || return 1
-	case $1 in
-	xfs) mkfs.xfs -f -q /dev/md0 ;;
-	exfat) mkfs.exfat /dev/md0 >/dev/null ;;
-	esac || return 1
-	mkdir -p /mnt/rec
-	mount -t $1 -o noatime /dev/md0 /mnt/rec
-}
-off_md() {
-	umount_wait /mnt/rec
-	mdadm --stop /dev/md0 >/dev/null
-}
 exfat_speed() {
 	on_md exfat || return 1
 	t0=$(date +%s)

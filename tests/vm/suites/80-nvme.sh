@@ -50,14 +50,7 @@ check nvme-stripe-record-verify-play-md nvme_stripe
 # nvme_file FS: a recording file on FS over md RAID0, written through passthrough while mounted
 nvme_file() {
 	reset_drives
-	mdadm --zero-superblock $D0 $D1 2>/dev/null
-	yes | mdadm --create /dev/md0 --level=0 --metadata=1.2 --chunk=512 --raid-devices=2 --run $D0 $D1 >/dev/null 2>&1 || return 1
-	case $1 in
-	xfs) mkfs.xfs -f -q /dev/md0 ;;
-	exfat) mkfs.exfat /dev/md0 >/dev/null ;;
-	esac || return 1
-	mkdir -p /mnt/rec
-	mount -t $1 -o noatime /dev/md0 /mnt/rec || return 1
+	on_md $1 || return 1
 	nvtape record --engine nvme --rate 250MB --size 400M /mnt/rec/r.nvt >/tmp/r.out 2>/tmp/r.err || { cat /tmp/r.err /tmp/r.out; return 1; }
 	b=$(field bytes </tmp/r.out)
 	echo "NVT-INFO file on $1 on md0: $b bytes at $(field mbps </tmp/r.out) MB/s; $(grep -o 'zero-filled[^;]*' /tmp/r.err | head -n 1)"
@@ -66,15 +59,13 @@ nvme_file() {
 	# a second recording reuses the file's blocks (no zero-fill)
 	nvtape record --engine nvme --rate 250MB --size 400M /mnt/rec/r.nvt >/tmp/r2.out 2>/tmp/r2.err || { cat /tmp/r2.err; return 1; }
 	if grep -q "zero-fill" /tmp/r2.err; then echo "second recording zero-filled again"; cat /tmp/r2.err; return 1; fi
-	umount_wait /mnt/rec
-	mdadm --stop /dev/md0 >/dev/null
+	off_md
 	mdadm --assemble /dev/md0 $D0 $D1 >/dev/null 2>&1 || return 1
 	mount -t $1 /dev/md0 /mnt/rec || return 1
 	verify_both "$(field bytes </tmp/r2.out)" /mnt/rec/r.nvt || return 1
 	nvtape play -q --engine nvme --rate 400MB /mnt/rec/r.nvt >/dev/null || return 1
 	[ "$(stat -c %s /mnt/rec/r.nvt)" -lt $((420 << 20)) ] || { ls -l /mnt/rec; return 1; }
-	umount_wait /mnt/rec
-	mdadm --stop /dev/md0 >/dev/null
+	off_md
 }
 check nvme-file-on-xfs-on-md0 nvme_file xfs
 check nvme-file-on-exfat-on-md0 nvme_file exfat

@@ -33,3 +33,19 @@ umount_wait() {
 	for i in $(seq 50); do umount "$1" 2>/dev/null && return 0; sleep 0.1; done
 	umount "$1"
 }
+# on_md FS: md0 (RAID0, metadata 1.2, 512 KiB chunks) over both drives, FS on it, mounted at
+# /mnt/rec; off_md undoes it
+on_md() {
+	mdadm --zero-superblock $D0 $D1 2>/dev/null
+	yes | mdadm --create /dev/md0 --level=0 --metadata=1.2 --chunk=512 --raid-devices=2 --run $D0 $D1 >/dev/null 2>&1 || return 1
+	case $1 in
+	xfs) mkfs.xfs -f -q /dev/md0 ;;
+	exfat) mkfs.exfat /dev/md0 >/dev/null ;;
+	esac || return 1
+	mkdir -p /mnt/rec
+	mount -t $1 -o noatime /dev/md0 /mnt/rec
+}
+off_md() {
+	umount_wait /mnt/rec
+	mdadm --stop /dev/md0 >/dev/null
+}
