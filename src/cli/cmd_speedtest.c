@@ -216,11 +216,15 @@ int cmd_speedtest(int argc, char **argv)
 		return NVT_EXIT_RUNTIME;
 	}
 	cli_install_signals();
-	if (!json)
-		fprintf(stderr, "nvtape speedtest: %s%s%s %u target%s at once, %.2f GB each\n",
+	if (!json) {
+		char each[48] = "";
+		if (o.write)
+			snprintf(each, sizeof(each), ", %.2f GB each", o.size_bytes / 1e9);
+		fprintf(stderr, "nvtape speedtest: %s%s%s %u target%s at once%s\n",
 			o.write ? "writing" : "", o.write && o.read ? " then " : "",
 			o.read ? "reading and checking" : "", o.ntargets, o.ntargets > 1 ? "s" : "",
-			o.size_bytes / 1e9);
+			each);
+	}
 	rc = nvt_speedtest(&o, r);
 	for (unsigned i = 0; i < r->n; i++)
 		if (r->t[i].error[0] && json)

@@ -70,7 +70,9 @@ import json, sys
 j = json.load(open(sys.argv[1])); sw = int(sys.argv[2]); c = j["cliff"]
 print(f"cliff found={c['found']} at {c['cliff_bytes']/1e6:.0f} MB (throttle lowered at {sw/1e6:.0f} MB), "
       f"burst {c['burst_bps']/1e6:.0f} MB/s, sustained {c['sustained_bps']/1e6:.0f} MB/s, warning '{c['warning']}'")
-assert c["found"], "no cliff"
+s = j["unthrottled"]["series"]
+rates = [round((b1 - b0) / (t1 - t0) / 1e6) for t0, t1, b0, b1 in zip(s["t_s"], s["t_s"][1:], s["bytes"], s["bytes"][1:]) if t1 > t0]
+assert c["found"], f"no cliff in MB/s per interval {rates}"
 assert abs(c["cliff_bytes"] - sw) <= 0.15 * sw, "cliff position"
 assert 150e6 < c["burst_bps"] < 240e6 and 40e6 < c["sustained_bps"] < 62e6, "levels"
 PY
