@@ -25,10 +25,12 @@ struct nvt_sample {
 struct nvt_series {
 	struct nvt_sample *s;
 	size_t n, cap;
-	uint64_t ring_chunks, chunk_bytes;
+	uint64_t ring_chunks;
 };
 
 int nvt_series_add(struct nvt_series *ser, const struct nvt_sample *smp);
+/* A sample from a recording's stats callback (out of memory: the series stays shorter). */
+void nvt_series_add_record(struct nvt_series *ser, const struct nvt_record_stats *st);
 void nvt_series_free(struct nvt_series *ser);
 
 /* Burst vs sustained, from the time series of an unthrottled run. */

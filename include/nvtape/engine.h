@@ -78,7 +78,7 @@ struct nvt_engine {
 	const struct nvt_engine_ops *ops;
 	void *priv;
 	unsigned inflight; /* queued + submitted, maintained by the engine */
-	unsigned depth;    /* I/Os the caller keeps in flight (default: params qd) */
+	unsigned depth;    /* I/Os the caller keeps in flight (default: params qd; <= nbufs) */
 	bool fixed_bufs;   /* ring memory is registered: zero-copy fixed-buffer I/O */
 	bool can_reserve;  /* reserve() makes space up front (fallocate) */
 	bool zero_filled;  /* reserve() had to write zeros (no fallocate): it took time */

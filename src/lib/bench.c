@@ -26,6 +26,18 @@ int nvt_series_add(struct nvt_series *ser, const struct nvt_sample *smp)
 	return 0;
 }
 
+void nvt_series_add_record(struct nvt_series *ser, const struct nvt_record_stats *st)
+{
+	struct nvt_sample smp = {.t_ns = st->elapsed_ns,
+				 .bytes = st->bytes_written,
+				 .ring_fill = st->ring_fill,
+				 .drops = st->drops};
+	ser->ring_chunks = st->ring_chunks;
+	if (nvt_series_add(ser, &smp)) {
+		/* out of memory: the series stays shorter, the run itself goes on */
+	}
+}
+
 void nvt_series_free(struct nvt_series *ser)
 {
 	free(ser->s);
@@ -138,20 +150,12 @@ struct bench {
 	struct nvt_record_opts rec;
 	struct nvt_play_opts play;
 	struct nvt_bench_run *cur;
-	uint64_t t_off; /* play: elapsed starts at the sink; samples start at 0 */
 };
 
 static void on_record_stats(const struct nvt_record_stats *st, void *arg)
 {
 	struct bench *b = arg;
-	struct nvt_sample smp = {.t_ns = st->elapsed_ns,
-				 .bytes = st->bytes_written,
-				 .ring_fill = st->ring_fill,
-				 .drops = st->drops};
-	b->cur->series.ring_chunks = st->ring_chunks;
-	if (nvt_series_add(&b->cur->series, &smp)) {
-		/* out of memory: the series stays shorter, the run itself goes on */
-	}
+	nvt_series_add_record(&b->cur->series, st);
 }
 
 static void on_play_stats(const struct nvt_play_stats *st, void *arg)
@@ -163,7 +167,7 @@ static void on_play_stats(const struct nvt_play_stats *st, void *arg)
 				 .drops = st->underflow_beats};
 	b->cur->series.ring_chunks = st->ring_chunks;
 	if (nvt_series_add(&b->cur->series, &smp)) {
-		/* as above */
+		/* out of memory: the series stays shorter, the run itself goes on */
 	}
 }
 
@@ -191,7 +195,6 @@ static int run_record(struct bench *b, struct nvt_bench_run *run)
 	struct nvt_record_result *rr = calloc(1, sizeof(*rr));
 	struct nvt_verify_result *vr = calloc(1, sizeof(*vr));
 	struct nvt_verify_opts vo;
-	struct nvt_sample zero = {0};
 	int rc = NVT_EXIT_RUNTIME;
 
 	if (!rr || !vr) {
@@ -199,8 +202,7 @@ static int run_record(struct bench *b, struct nvt_bench_run *run)
 		goto out;
 	}
 	b->cur = run;
-	nvt_series_add(&run->series, &zero);
-	run->series.chunk_bytes = b->rec.chunk_bytes;
+	nvt_series_add(&run->series, &(struct nvt_sample){0});
 	b->rec.rate_bps = run->rate_bps;
 	rc = nvt_record(&b->rec, rr);
 	add_last(&run->series, (uint64_t)(rr->seconds * 1e9), rr->st.bytes_written,
@@ -258,7 +260,6 @@ out:
 static int run_play(struct bench *b, struct nvt_bench_run *run)
 {
 	struct nvt_play_result *pr = calloc(1, sizeof(*pr));
-	struct nvt_sample zero = {0};
 	int rc = NVT_EXIT_RUNTIME;
 
 	if (!pr) {
@@ -266,8 +267,7 @@ static int run_play(struct bench *b, struct nvt_bench_run *run)
 		return rc;
 	}
 	b->cur = run;
-	nvt_series_add(&run->series, &zero);
-	run->series.chunk_bytes = b->play.chunk_bytes;
+	nvt_series_add(&run->series, &(struct nvt_sample){0});
 	b->play.rate_bps = run->rate_bps;
 	rc = nvt_play(&b->play, pr);
 	add_last(&run->series, pr->st.elapsed_ns, pr->st.bytes_read, pr->st.ring_fill,
@@ -379,7 +379,6 @@ int nvt_bench(const struct nvt_bench_opts *o, struct nvt_bench_result *res)
 	b.play.notice = notice;
 	b.play.arg = &b;
 	b.play.interrupt = o->interrupt;
-	b.play.on_event = NULL;
 	res->ring_bytes = (uint64_t)(o->mode == NVT_BENCH_PLAY ? b.play.chunks : b.rec.chunks) *
 			  (o->mode == NVT_BENCH_PLAY ? b.play.chunk_bytes : b.rec.chunk_bytes);
 	if (res->ring_bytes * 4 > o->rec.size_bytes && o->notice) {

@@ -45,6 +45,8 @@ int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_eng
 	rc = ops->open(e, p, err);
 	if (!e->depth)
 		e->depth = p->qd;
+	if (p->nbufs && e->depth > p->nbufs)
+		e->depth = p->nbufs; /* every I/O in flight holds a buffer */
 	return rc;
 }
 

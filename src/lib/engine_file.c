@@ -141,41 +141,19 @@ static int file_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned max
 
 /* A filesystem without fallocate (exFAT on Linux 6.1) turns an O_DIRECT write that extends a
  * file into a buffered write and a flush, 10-20x slower. So the range is made to exist, zeroed,
- * before recording: a growing truncate, made durable. Later I/O overwrites it at full speed.
- * Reserving ahead during a recording would block writing, so it stops here. */
-static int init_by_zero_fill(struct nvt_engine *e, struct file_priv *fp, uint64_t size,
-			     struct nvt_err *err)
-{
-	e->can_reserve = false;
-	if (ftruncate(fp->fd, (off_t)size) || fsync(fp->fd)) {
-		int rc = errno;
-		nvt_err_set(err, rc, "%s while zero-filling %llu bytes (no fallocate here)",
-			    rc == ENOSPC ? "not enough free space" : strerror(rc),
-			    (unsigned long long)size);
-		return -rc;
-	}
-	e->zero_filled = true;
-	return 0;
-}
-
+ * before recording (nvt_file_allocate); later I/O overwrites it at full speed. Reserving ahead
+ * during a recording would then block writing, so it stops there. */
 static int file_reserve(struct nvt_engine *e, uint64_t size, struct nvt_err *err)
 {
 	struct file_priv *fp = e->priv;
+	int rc;
 
 	if (fp->blockdev)
 		return 0;
-	if (fallocate(fp->fd, 0, 0, (off_t)size)) {
-		int rc = errno;
-		if (rc == EOPNOTSUPP)
-			return init_by_zero_fill(e, fp, size, err);
-		if (rc == ENOSPC)
-			nvt_err_set(err, rc, "not enough free space for %llu bytes",
-				    (unsigned long long)size);
-		else
-			nvt_err_set(err, rc, "fallocate: %s", strerror(rc));
-		return -rc;
-	}
-	return 0;
+	rc = nvt_file_allocate(fp->fd, "", size, &e->zero_filled, err);
+	if (e->zero_filled)
+		e->can_reserve = false;
+	return rc;
 }
 
 static int file_truncate(struct nvt_engine *e, uint64_t size, struct nvt_err *err)

@@ -45,7 +45,7 @@ struct nvme_cmd {
 	void *buf;
 	uint32_t len;
 	unsigned parent;
-	int buf_index;
+	int buf_index; /* the registered slice it lies in, -1 = not a fixed buffer */
 	uint8_t opcode, ns;
 	bool used, submitted;
 };
@@ -272,13 +272,9 @@ static void prep_cmd(struct nvme_priv *np, struct io_uring_sqe *sqe, unsigned c)
 	sqe->flags = IOSQE_FIXED_FILE;
 	sqe->cmd_op = NVME_URING_CMD_IO;
 	sqe->user_data = c;
-	if (k->buf_index >= 0 && np->u.fixed_bufs) {
-		uint64_t in =
-			(uint64_t)((uint8_t *)k->buf - np->bufs) - k->buf_index * np->buf_bytes;
-		uint64_t room;
+	if (k->buf_index >= 0) {
 		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
-		sqe->buf_index = (uint16_t)((unsigned)k->buf_index * np->u.slices_per_buf +
-					    nvt_uring_slice_of(&np->u, in, &room));
+		sqe->buf_index = (uint16_t)k->buf_index;
 	}
 	cmd->opcode = k->opcode;
 	cmd->nsid = n->nsid;
@@ -454,8 +450,6 @@ static int nvme_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 		uint64_t chunk = p->buf_bytes ? p->buf_bytes : (8u << 20);
 		uint64_t want = (uint64_t)np->qd * np->t.n * np->ns[0].max_cmd;
 		e->depth = (unsigned)((want + chunk - 1) / chunk + 1);
-		if (p->nbufs && e->depth > p->nbufs)
-			e->depth = p->nbufs;
 	}
 	{
 		char where[200];
@@ -479,6 +473,23 @@ static int nvme_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	return 0;
 }
 
+/* The next command of an I/O at logical byte off: its drive (*m), namespace byte (*nsoff) and
+ * length: at most len and cap, inside one mapped run, no larger than the drive takes; 0 when off
+ * is not mapped or the command would pass the end of the namespace. */
+static uint64_t next_cmd(const struct nvme_priv *np, uint64_t off, uint64_t len, uint64_t cap,
+			 unsigned *m, uint64_t *nsoff)
+{
+	uint64_t run, k;
+
+	*m = nvt_nvme_target_map(&np->t, off, nsoff, &run);
+	k = run < len ? run : len;
+	if (k > np->ns[*m].max_cmd)
+		k = np->ns[*m].max_cmd;
+	if (k > cap)
+		k = cap;
+	return run && *nsoff + k <= np->ns[*m].capacity ? k : 0;
+}
+
 static int nvme_queue(struct nvt_engine *e, const struct nvt_io *io)
 {
 	struct nvme_priv *np = e->priv;
@@ -490,28 +501,22 @@ static int nvme_queue(struct nvt_engine *e, const struct nvt_io *io)
 		return -EBUSY;
 	e->inflight++;
 	while (len) {
-		uint64_t nsoff, run;
-		unsigned m = nvt_nvme_target_map(&np->t, off, &nsoff, &run);
-		struct nvme_ns *n = &np->ns[m];
-		uint64_t k = run < len ? run : len;
-		if (k > n->max_cmd)
-			k = n->max_cmd;
-		if (io->buf_index >= 0 && np->u.fixed_bufs) { /* not across a registered slice */
-			uint64_t room;
-			nvt_uring_slice_of(&np->u, (uint64_t)(buf - np->bufs) % np->buf_bytes,
-					   &room);
-			if (k > room)
-				k = room;
-		}
-		if (nsoff + k > n->capacity)
-			run = 0; /* the end of the namespace */
-		if (!run || n->dead ||
+		uint64_t nsoff, k, room = UINT64_MAX;
+		int slice = -1;
+		unsigned m;
+		if (io->buf_index >= 0 && np->u.fixed_bufs) /* not across a registered slice */
+			slice = (int)((unsigned)io->buf_index * np->u.slices_per_buf +
+				      nvt_uring_slice_of(&np->u,
+							 (uint64_t)(buf - np->bufs) % np->buf_bytes,
+							 &room));
+		k = next_cmd(np, off, len, room, &m, &nsoff);
+		if (!k || np->ns[m].dead ||
 		    add_cmd(np, (unsigned)pi, m,
 			    io->dir == NVT_IO_WRITE ? NVME_CMD_WRITE : NVME_CMD_READ, buf, k, nsoff,
-			    io->buf_index)) {
+			    slice)) {
 			/* past the file's mapped blocks or the namespace (no space), a dead
 			 * drive, no memory */
-			int64_t res = !run ? -ENOSPC : n->dead ? -ETIMEDOUT : -ENOMEM;
+			int64_t res = !k ? -ENOSPC : np->ns[m].dead ? -ETIMEDOUT : -ENOMEM;
 			if (np->split.par[pi].pending)
 				np->split.par[pi].res = res;
 			else if (nvt_split_fail(&np->split, (unsigned)pi, res))
@@ -690,21 +695,16 @@ static int sync_io(struct nvme_priv *np, uint8_t opcode, void *buf, uint64_t len
 		   struct nvt_err *err)
 {
 	while (len) {
-		uint64_t nsoff, run;
-		unsigned m = nvt_nvme_target_map(&np->t, off, &nsoff, &run);
-		uint64_t k = run < len ? run : len;
+		uint64_t nsoff;
+		unsigned m;
+		uint64_t k = next_cmd(np, off, len, UINT64_MAX, &m, &nsoff);
 		int rc;
-		if (run &&
-		    nsoff + (k < np->ns[m].max_cmd ? k : np->ns[m].max_cmd) > np->ns[m].capacity)
-			run = 0;
-		if (!run) {
+		if (!k) {
 			nvt_err_set(err, ENOSPC,
 				    "offset %llu is past the blocks reserved for %s: no space",
 				    (unsigned long long)off, np->path);
 			return -ENOSPC;
 		}
-		if (k > np->ns[m].max_cmd)
-			k = np->ns[m].max_cmd;
 		rc = ns_cmd(np, m, opcode, buf, k, nsoff, err);
 		if (rc)
 			return rc;
@@ -729,7 +729,6 @@ static int nvme_reserve(struct nvt_engine *e, uint64_t size, struct nvt_err *err
 	struct nvt_extent *fill = NULL;
 	size_t nfill = 0;
 	void *zero = NULL;
-	struct stat st;
 	int rc;
 
 	if (np->file_fd < 0)
@@ -740,24 +739,9 @@ static int nvme_reserve(struct nvt_engine *e, uint64_t size, struct nvt_err *err
 	}
 	np->reserved = true;
 	size = (size + 4095) / 4096 * 4096;
-	if (fallocate(np->file_fd, 0, 0, (off_t)size) && errno != EOPNOTSUPP) {
-		rc = errno;
-		nvt_err_set(err, rc, "%s: %s for %llu bytes", np->path,
-			    rc == ENOSPC ? "not enough free space" : strerror(rc),
-			    (unsigned long long)size);
-		return -rc;
-	}
-	if (fstat(np->file_fd, &st) == 0 && (uint64_t)st.st_size < size) {
-		/* no fallocate (exFAT): a growing truncate zero-fills the new range */
-		if (ftruncate(np->file_fd, (off_t)size) || fsync(np->file_fd)) {
-			rc = errno;
-			nvt_err_set(err, rc, "%s: %s while zero-filling %llu bytes", np->path,
-				    rc == ENOSPC ? "not enough free space" : strerror(rc),
-				    (unsigned long long)size);
-			return -rc;
-		}
-		e->zero_filled = true;
-	}
+	rc = nvt_file_allocate(np->file_fd, np->path, size, &e->zero_filled, err);
+	if (rc)
+		return rc;
 	for (int pass = 0; pass < 2; pass++) {
 		rc = nvt_nvme_target_map_file(&np->t, np->file_fd, np->path, size, &fill, &nfill,
 					      err);

@@ -310,8 +310,6 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 	}
 	if (nvt_engine_open(&p.eng, nvt_engine_for(o->engine, &p.layout), &ep, &res->err))
 		goto out;
-	if (p.eng.depth > o->chunks)
-		p.eng.depth = o->chunks;
 	prctl(PR_SET_NAME, "nvt-read");
 	c0 = nvt_thread_cpu_ns();
 	run_loop(&p);

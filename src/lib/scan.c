@@ -17,7 +17,6 @@ struct scanner {
 	struct nvt_scan_stats *st;
 	struct nvt_ring mem;
 	struct nvt_engine eng;
-	unsigned qd;
 	uint64_t nchunks, issued, delivered;
 	uint8_t *done;
 };
@@ -44,7 +43,7 @@ static int queue_read(struct scanner *s, uint64_t k, bool retry)
 static void issue_reads(struct scanner *s)
 {
 	while (s->issued < s->nchunks && s->issued - s->delivered < s->mem.nchunks &&
-	       s->eng.inflight < s->qd) {
+	       s->eng.inflight < s->eng.depth) {
 		if (queue_read(s, s->issued, false))
 			break;
 		s->issued++;
@@ -89,7 +88,6 @@ int nvt_scan(const struct nvt_scan_opts *o, struct nvt_scan_stats *st, struct nv
 		free(s.done);
 		return -EIO;
 	}
-	s.qd = s.eng.depth < s.mem.nchunks ? s.eng.depth : s.mem.nchunks;
 	issue_reads(&s);
 	uint64_t t_progress = nvt_mono_ns();
 	while (!stop && !rc && s.delivered < s.nchunks) {

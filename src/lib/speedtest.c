@@ -174,14 +174,7 @@ struct worker {
 static void on_write_stats(const struct nvt_record_stats *st, void *arg)
 {
 	struct worker *w = arg;
-	struct nvt_sample s = {.t_ns = st->elapsed_ns,
-			       .bytes = st->bytes_written,
-			       .ring_fill = st->ring_fill,
-			       .drops = st->drops};
-	w->t->wseries.ring_chunks = st->ring_chunks;
-	if (nvt_series_add(&w->t->wseries, &s)) {
-		/* out of memory: a shorter series */
-	}
+	nvt_series_add_record(&w->t->wseries, st);
 }
 
 static void on_read_progress(uint64_t done, uint64_t total, void *arg)
@@ -194,7 +187,7 @@ static void on_read_progress(uint64_t done, uint64_t total, void *arg)
 		return;
 	w->next_sample = now + w->o->sample_ns;
 	if (nvt_series_add(&w->t->rseries, &s)) {
-		/* as above */
+		/* out of memory: a shorter series */
 	}
 }
 
@@ -217,7 +210,6 @@ static void *write_thread(void *arg)
 	struct worker *w = arg;
 	struct nvt_record_opts ro;
 	struct nvt_record_result *r = calloc(1, sizeof(*r));
-	struct nvt_sample zero = {0};
 
 	if (!r) {
 		w->t->write_exit = NVT_EXIT_RUNTIME;
@@ -237,8 +229,7 @@ static void *write_thread(void *arg)
 	ro.notice = notice;
 	ro.interrupt = w->o->interrupt;
 	ro.arg = w;
-	nvt_series_add(&w->t->wseries, &zero);
-	w->t->wseries.chunk_bytes = ro.chunk_bytes;
+	nvt_series_add(&w->t->wseries, &(struct nvt_sample){0});
 	w->t->t_start_ns = nvt_mono_ns();
 	w->t->write_exit = nvt_record(&ro, r);
 	w->t->t_end_ns = nvt_mono_ns();
@@ -257,7 +248,6 @@ static void *read_thread(void *arg)
 	struct worker *w = arg;
 	struct nvt_verify_opts vo;
 	struct nvt_verify_result *r = calloc(1, sizeof(*r));
-	struct nvt_sample zero = {0};
 
 	if (!r) {
 		w->t->read_exit = NVT_EXIT_RUNTIME;
@@ -275,8 +265,7 @@ static void *read_thread(void *arg)
 	vo.on_event = on_event;
 	vo.notice = notice;
 	vo.arg = w;
-	nvt_series_add(&w->t->rseries, &zero);
-	w->t->rseries.chunk_bytes = vo.chunk_bytes;
+	nvt_series_add(&w->t->rseries, &(struct nvt_sample){0});
 	w->t->t_start_ns = w->t0 = nvt_mono_ns();
 	w->next_sample = w->t0 + w->o->sample_ns;
 	w->t->read_exit = nvt_verify(&vo, r);

@@ -1,5 +1,6 @@
 /* Small Linux helpers shared inside the library: clocks, CPU time, sizes, mounts. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,4 +100,34 @@ void nvt_sleep_until(uint64_t deadline_ns)
 			      .tv_nsec = (long)(deadline_ns % 1000000000ull)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+}
+
+int nvt_file_allocate(int fd, const char *what, uint64_t size, bool *zero_filled,
+		      struct nvt_err *err)
+{
+	const char *sep = what[0] ? ": " : "";
+	struct stat st;
+	int rc;
+
+	if (fallocate(fd, 0, 0, (off_t)size) == 0)
+		return 0;
+	rc = errno;
+	if (rc == EOPNOTSUPP) {
+		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= size)
+			return 0; /* written before (a reused file): the space is there */
+		if (ftruncate(fd, (off_t)size) == 0 && fsync(fd) == 0) {
+			*zero_filled = true;
+			return 0;
+		}
+		rc = errno;
+		nvt_err_set(err, rc, "%s%s%s while zero-filling %llu bytes (no fallocate here)",
+			    what, sep, rc == ENOSPC ? "not enough free space" : strerror(rc),
+			    (unsigned long long)size);
+	} else if (rc == ENOSPC) {
+		nvt_err_set(err, rc, "%s%snot enough free space for %llu bytes", what, sep,
+			    (unsigned long long)size);
+	} else {
+		nvt_err_set(err, rc, "%s%sfallocate: %s", what, sep, strerror(rc));
+	}
+	return -rc;
 }

@@ -29,6 +29,12 @@ static inline uint64_t nvt_thread_cpu_ns(void)
 uint64_t nvt_process_cpu_ns(void);
 
 int nvt_fd_size(int fd, uint64_t *size, struct nvt_err *err);
+/* Give the file the space [0, size): fallocate, or where the filesystem has none (exFAT on
+ * Linux 6.1) a growing truncate made durable, which writes zeros (*zero_filled set); a file
+ * that is already that long is left as it is. `what`
+ * prefixes the messages ("" for none). */
+int nvt_file_allocate(int fd, const char *what, uint64_t size, bool *zero_filled,
+		      struct nvt_err *err);
 bool nvt_is_blockdev(int fd);
 /* Mount point of block device dev (st_rdev) into buf, or false when not mounted. */
 bool nvt_blockdev_mounted(unsigned long long rdev, char *buf, size_t cap);
