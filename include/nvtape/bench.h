@@ -45,7 +45,8 @@ struct nvt_cliff {
 	char warning[320];    /* why the figures may not be the drive's steady state */
 };
 
-/* Fit one step (two levels) to the per-interval rates of ser; see bench.c for the rule. */
+/* Fit one step (two levels) to the per-interval rates of ser (intervals shorter than half the
+ * usual one merged into their neighbour); see bench.c for the rule. */
 void nvt_cliff_analyze(const struct nvt_series *ser, struct nvt_cliff *c);
 
 enum nvt_bench_mode { NVT_BENCH_RECORD = 0, NVT_BENCH_PLAY = 1 };

@@ -47,8 +47,50 @@ void nvt_series_free(struct nvt_series *ser)
 /* Rates between consecutive samples; the step fit runs on these. A cliff is a split into two
  * levels, each at least 3 intervals long, where the first level is >= 1.3x the second and the
  * split explains at least half of the variance: a cache that fills, not jitter. */
-void nvt_cliff_analyze(const struct nvt_series *ser, struct nvt_cliff *c)
+static int cmp_u64(const void *a, const void *b)
 {
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* in, with every interval shorter than half the usual sampling interval merged into the one
+ * before it: the last sample of a run comes when the run ends, often milliseconds after the
+ * one before, and the bytes that completed in between would read as a huge rate. */
+static int regular(const struct nvt_series *in, struct nvt_series *out)
+{
+	uint64_t *dt = in->n > 1 ? malloc((in->n - 1) * sizeof(*dt)) : NULL, min;
+
+	memset(out, 0, sizeof(*out));
+	if (in->n < 2 || !dt) {
+		free(dt);
+		return in->n < 2 ? 0 : -ENOMEM;
+	}
+	for (size_t i = 1; i < in->n; i++)
+		dt[i - 1] = in->s[i].t_ns - in->s[i - 1].t_ns;
+	qsort(dt, in->n - 1, sizeof(*dt), cmp_u64);
+	min = dt[(in->n - 1) / 2] / 2;
+	free(dt);
+	for (size_t i = 0; i < in->n; i++) {
+		bool last = i == in->n - 1;
+		if (out->n && in->s[i].t_ns - out->s[out->n - 1].t_ns < min) {
+			if (!last)
+				continue;
+			if (out->n > 1) {
+				out->s[out->n - 1] =
+					in->s[i]; /* the run's end closes the interval */
+				continue;
+			}
+		}
+		if (nvt_series_add(out, &in->s[i]))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void nvt_cliff_analyze(const struct nvt_series *in, struct nvt_cliff *c)
+{
+	struct nvt_series reg, *ser = &reg;
+	int oom = regular(in, &reg);
 	size_t m = ser->n > 1 ? ser->n - 1 : 0;
 	double *r = m ? calloc(m, sizeof(*r)) : NULL;
 	const struct nvt_sample *s = ser->s;
@@ -56,8 +98,9 @@ void nvt_cliff_analyze(const struct nvt_series *ser, struct nvt_cliff *c)
 	size_t k_best = 0;
 
 	memset(c, 0, sizeof(*c));
-	if (ser->n < 2 || !r) {
+	if (ser->n < 2 || !r || oom) {
 		free(r);
+		nvt_series_free(&reg);
 		snprintf(c->warning, sizeof(c->warning),
 			 "too few samples to see how the rate develops: run longer (--size)");
 		return;
@@ -74,6 +117,7 @@ void nvt_cliff_analyze(const struct nvt_series *ser, struct nvt_cliff *c)
 		sse_all += (r[i] - mean_all) * (r[i] - mean_all);
 	if (m < 9) {
 		free(r);
+		nvt_series_free(&reg);
 		snprintf(c->warning, sizeof(c->warning),
 			 "only %zu intervals of %.2f s: too short to see a cache cliff or a steady "
 			 "rate; run longer (--size)",
@@ -131,6 +175,7 @@ void nvt_cliff_analyze(const struct nvt_series *ser, struct nvt_cliff *c)
 				 mid / 1e6, last / 1e6);
 	}
 	free(r);
+	nvt_series_free(&reg);
 }
 
 void nvt_bench_opts_default(struct nvt_bench_opts *o)

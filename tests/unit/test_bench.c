@@ -47,6 +47,26 @@ static void test_cliff(void **state)
 	nvt_series_free(&s);
 }
 
+static void test_cliff_short_last_interval(void **state)
+{
+	/* seen on a throttled loop device: the last progress interval moved nothing, then the run
+	 * ended 10 ms later with 8 MB more: alone that interval reads as 800 MB/s */
+	struct nvt_series s = make(2e8, 1.5, 5e7, 6, 0.3);
+	struct nvt_sample end = s.s[s.n - 1];
+	struct nvt_cliff c;
+	(void)state;
+	end.t_ns += 100000000ull;
+	nvt_series_add(&s, &end);
+	end.t_ns += 10000000ull;
+	end.bytes += 8000000;
+	nvt_series_add(&s, &end);
+	nvt_cliff_analyze(&s, &c);
+	assert_true(c.found);
+	assert_true(c.cliff_bytes > 2.85e8 && c.cliff_bytes < 3.15e8);
+	assert_true(c.sustained_bps > 4.5e7 && c.sustained_bps < 5.5e7);
+	nvt_series_free(&s);
+}
+
 static void test_flat(void **state)
 {
 	struct nvt_series s = make(1e9, 5, 1e9, 0, 0.15);
@@ -108,8 +128,8 @@ static void test_still_changing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cliff), cmocka_unit_test(test_flat),
-		cmocka_unit_test(test_cliff_at_the_end), cmocka_unit_test(test_too_short),
-		cmocka_unit_test(test_still_changing)};
+		cmocka_unit_test(test_cliff),     cmocka_unit_test(test_cliff_short_last_interval),
+		cmocka_unit_test(test_flat),      cmocka_unit_test(test_cliff_at_the_end),
+		cmocka_unit_test(test_too_short), cmocka_unit_test(test_still_changing)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
