@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "nvtape/engine.h"
+#include "storage/engine.h"
 #include "nvtape/report.h"
 #include "nvtape/units.h"
 

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "nvtape/engine.h"
+#include "storage/engine.h"
 #include "nvtape/record.h"
 
 static const char record_help[] =

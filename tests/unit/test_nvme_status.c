@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "nvme_status.h"
+#include "storage/nvme/nvme_status.h"
 
 static void test_decode(void **state)
 {

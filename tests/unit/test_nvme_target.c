@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "nvme_target.h"
+#include "storage/nvme/file_map.h"
 
 #define K 1024ull
 #define M (1024ull * 1024)

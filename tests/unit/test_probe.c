@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "probe.h"
+#include "sys/probe.h"
 
 #define SIZE (64ull << 20)
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "nvtape/ring.h"
+#include "ring/ring.h"
 
 #define CHUNKS 4
 #define TOTAL  20000

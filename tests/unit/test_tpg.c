@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "nvtape/pattern.h"
-#include "nvtape/source.h"
-#include "sysutil.h"
+#include "stream/source.h"
+#include "util/sysutil.h"
 
 struct drain {
 	struct nvt_ring *r;

@@ -1,0 +1,243 @@
+/* Recovery of a recording whose writer died. The valid length is the last checkpoint's durable
+ * length; for the test pattern, blocks that continue the pattern exactly beyond it are kept too,
+ * and the drop index is rebuilt from the gaps. FPGA Drive Recorder files (no checkpoints) keep
+ * everything up to the last non-zero 4 KiB block. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nvtape/pattern.h"
+#include "nvtape/recover.h"
+#include "control/scan.h"
+#include "util/sysutil.h"
+
+struct rstate {
+	struct nvt_recording *rec;
+	struct nvt_checker chk;
+	uint64_t limit;        /* data bytes vouched for (checkpoint) */
+	uint64_t valid;        /* data bytes accepted so far */
+	uint64_t last_nonzero; /* end of the last non-zero block (fdrec) */
+	bool strict_done;
+	struct nvt_drop_event *ev;
+	uint64_t nev, cap;
+	int oom;
+};
+
+void nvt_recover_opts_default(struct nvt_recover_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->chunk_bytes = 8u << 20;
+	o->chunks = 16;
+	o->qd = 8;
+}
+
+static void on_gap(void *arg, const struct nvt_check_event *e)
+{
+	struct rstate *s = arg;
+
+	if (e->kind != NVT_CHK_GAP)
+		return;
+	if (s->nev == s->cap) {
+		uint64_t cap = s->cap ? s->cap * 2 : 64;
+		struct nvt_drop_event *n = realloc(s->ev, cap * sizeof(*n));
+		if (!n) {
+			s->oom = 1;
+			return;
+		}
+		s->ev = n;
+		s->cap = cap;
+	}
+	s->ev[s->nev++] = (struct nvt_drop_event){.data_offset = e->offset - s->rec->data_offset,
+						  .beats = e->missing};
+}
+
+static bool block_continues(const uint64_t *p, uint64_t e)
+{
+	uint64_t diff = 0;
+	for (unsigned i = 0; i < 256; i++)
+		diff |= (p[2 * i] ^ (e + i)) | (p[2 * i + 1] ^ ~(e + i));
+	return diff == 0;
+}
+
+static bool block_nonzero(const uint64_t *p)
+{
+	uint64_t acc = 0;
+	for (unsigned i = 0; i < 512; i++)
+		acc |= p[i];
+	return acc != 0;
+}
+
+static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
+{
+	struct rstate *s = arg;
+	const uint8_t *p = buf;
+	uint64_t pos = off - s->rec->data_offset;
+
+	if (s->rec->format == NVT_FMT_FDREC) {
+		for (uint64_t b = 0; b + 4096 <= bytes; b += 4096)
+			if (block_nonzero((const uint64_t *)(p + b)))
+				s->last_nonzero = pos + b + 4096;
+		if (s->rec->source_kind == NVT_SRC_TPG)
+			nvt_checker_feed(&s->chk, buf, bytes - bytes % 16, off);
+		return 0;
+	}
+	/* nvtape: the checkpointed part is taken as it is, the rest only while it continues */
+	if (pos < s->limit) {
+		uint64_t n = s->limit - pos < bytes ? s->limit - pos : bytes;
+		nvt_checker_feed(&s->chk, p, n, off);
+		s->valid = pos + n;
+		p += n;
+		pos += n;
+		bytes -= n;
+	}
+	while (bytes >= 4096) {
+		if (!block_continues((const uint64_t *)p, s->chk.expected))
+			return 1;
+		nvt_checker_feed(&s->chk, p, 4096, s->rec->data_offset + pos);
+		s->valid = pos + 4096;
+		p += 4096;
+		pos += 4096;
+		bytes -= 4096;
+	}
+	return 0;
+}
+
+static int write_all(const struct nvt_layout *l, const int *fd, const void *buf, size_t len,
+		     uint64_t off, struct nvt_err *err)
+{
+	int rc = nvt_layout_pwrite(l, fd, buf, len, off);
+
+	if (rc)
+		nvt_err_set(err, -rc, "write of %zu bytes at %llu: %s", len,
+			    (unsigned long long)off, strerror(-rc));
+	return rc;
+}
+
+int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res)
+{
+	struct rstate s = {0};
+	struct nvt_recording *rec = &res->after;
+	struct nvt_scan_stats ss;
+	uint64_t data_avail, end;
+	uint8_t hdr[NVT_HEADER_SIZE];
+	int fd[NVT_MAX_MEMBERS];
+	struct nvt_layout L;
+
+	memset(res, 0, sizeof(*res));
+	nvt_layout_resolve(&o->layout, o->path, &L);
+	if (nvt_recording_open(&L, &res->before, &res->err))
+		return NVT_EXIT_RUNTIME;
+	*rec = res->before;
+	if (rec->complete) {
+		res->already_complete = true;
+		return NVT_EXIT_OK;
+	}
+	data_avail = rec->file_bytes - rec->data_offset;
+	res->checkpoint_bytes = rec->format == NVT_FMT_NVTAPE ? rec->durable_bytes : 0;
+	s.rec = rec;
+	s.limit = res->checkpoint_bytes;
+	s.valid = s.limit;
+	s.chk.on_event = on_gap;
+	s.chk.arg = &s;
+	nvt_checker_init(&s.chk, rec->first_seq);
+	if (rec->source_kind == NVT_SRC_TPG || rec->format == NVT_FMT_FDREC) {
+		struct nvt_scan_opts so = {.layout = &L,
+					   .offset = rec->data_offset,
+					   .len = data_avail - data_avail % 4096,
+					   .chunk_bytes = o->chunk_bytes,
+					   .chunks = o->chunks,
+					   .qd = o->qd,
+					   .on_chunk = on_chunk,
+					   .progress = o->progress,
+					   .notice = o->notice,
+					   .user_arg = o->arg,
+					   .arg = &s};
+		if (so.len && nvt_scan(&so, &ss, &res->err)) {
+			free(s.ev);
+			return NVT_EXIT_RUNTIME;
+		}
+	}
+	if (rec->format == NVT_FMT_FDREC)
+		s.valid = s.last_nonzero;
+	res->extended_bytes = s.valid > s.limit ? s.valid - s.limit : 0;
+	res->dropped_tail_bytes = data_avail - s.valid;
+	rec->data_bytes = rec->durable_bytes = s.valid;
+	if (rec->source_kind == NVT_SRC_TPG) {
+		/* gaps in what is kept are exactly the drops we can prove */
+		uint64_t kept = 0, beats = 0;
+		for (uint64_t i = 0; i < s.nev; i++)
+			if (s.ev[i].data_offset < s.valid) {
+				s.ev[kept++] = s.ev[i];
+				beats += s.ev[i].beats;
+			}
+		s.nev = kept;
+		rec->drop_count = beats;
+		rec->drop_events = kept;
+	}
+	rec->flags |= NVT_FLAG_COMPLETE | NVT_FLAG_RECOVERED;
+	rec->index_offset = rec->index_bytes = 0;
+	rec->index_crc = 0;
+
+	if (nvt_layout_open(&L, O_RDWR, fd, &res->err)) {
+		free(s.ev);
+		return NVT_EXIT_RUNTIME;
+	}
+	end = rec->data_offset + s.valid;
+	for (unsigned m = 0; m < L.n; m++) {
+		if (!nvt_is_blockdev(fd[m]) &&
+		    ftruncate(fd[m], (off_t)(L.member_offset + nvt_layout_share(&L, m, end)))) {
+			nvt_err_set(&res->err, errno, "%s: ftruncate: %s", L.path[m],
+				    strerror(errno));
+			goto fail;
+		}
+	}
+	if (rec->format == NVT_FMT_NVTAPE && s.nev) {
+		size_t cap = (32 + s.nev * sizeof(struct nvt_drop_event) + 4095) / 4096 * 4096;
+		void *ibuf = malloc(cap);
+		uint64_t used, off = (end + 4095) / 4096 * 4096;
+		uint32_t crc;
+		if (!ibuf || nvt_index_encode(s.ev, s.nev, ibuf, cap, &used, &crc) < 0 ||
+		    write_all(&L, fd, ibuf, used, off, &res->err)) {
+			free(ibuf);
+			nvt_err_set(&res->err, EIO, "cannot write the rebuilt drop index");
+			goto fail;
+		}
+		free(ibuf);
+		rec->index_offset = off;
+		rec->index_bytes = used;
+		rec->index_crc = crc;
+	}
+	if (rec->format == NVT_FMT_FDREC) {
+		/* patch the original: keep the fields nvtape does not model (design, clock) */
+		struct fdrec_header *fh = (struct fdrec_header *)hdr;
+		if (nvt_layout_pread(&L, fd, hdr, sizeof(hdr), 0)) {
+			nvt_err_set(&res->err, EIO, "cannot re-read the header");
+			goto fail;
+		}
+		fh->flags |= FDREC_FLAG_COMPLETE;
+		fh->data_bytes = rec->data_bytes;
+		fh->drop_count = rec->drop_count;
+		if (!fh->stop_time_ns)
+			fh->stop_time_ns = nvt_real_ns();
+	} else
+		nvt_header_encode(rec, (struct nvt_header *)hdr);
+	if (write_all(&L, fd, hdr, sizeof(hdr), 0, &res->err))
+		goto fail;
+	for (unsigned m = 0; m < L.n; m++) {
+		if (fsync(fd[m])) {
+			nvt_err_set(&res->err, errno, "%s: fsync: %s", L.path[m], strerror(errno));
+			goto fail;
+		}
+	}
+	nvt_layout_close(&L, fd);
+	free(s.ev);
+	rec->complete = true;
+	rec->valid_bytes = s.valid;
+	return NVT_EXIT_OK;
+fail:
+	nvt_layout_close(&L, fd);
+	free(s.ev);
+	return NVT_EXIT_RUNTIME;
+}

@@ -1,0 +1,137 @@
+/* Verification: O_DIRECT reads with several in flight (scan.c), every beat through the
+ * pattern checker, every gap matched against the drop index. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nvtape/verify.h"
+#include "control/scan.h"
+#include "util/sysutil.h"
+
+struct vstate {
+	const struct nvt_verify_opts *o;
+	struct nvt_verify_result *res;
+	struct nvt_drop_event *ev;
+	uint64_t nev, next_ev;
+};
+
+void nvt_verify_opts_default(struct nvt_verify_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->chunk_bytes = 8u << 20;
+	o->chunks = 16;
+	o->qd = 8;
+}
+
+static void on_check(void *arg, const struct nvt_check_event *e)
+{
+	struct vstate *v = arg;
+	struct nvt_verify_result *res = v->res;
+
+	if (e->kind == NVT_CHK_GAP) {
+		uint64_t doff = e->offset - res->rec.data_offset;
+		while (v->next_ev < v->nev && v->ev[v->next_ev].data_offset < doff) {
+			res->events_unmatched++;
+			v->next_ev++;
+		}
+		if (v->next_ev < v->nev && v->ev[v->next_ev].data_offset == doff &&
+		    v->ev[v->next_ev].beats == e->missing) {
+			res->gaps_matched++;
+			v->next_ev++;
+		} else {
+			res->gaps_unmatched++;
+		}
+	}
+	if (v->o->on_event)
+		v->o->on_event(e, v->o->arg);
+}
+
+static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
+{
+	struct vstate *v = arg;
+
+	nvt_checker_feed(&v->res->chk, buf, bytes - bytes % 16, off);
+	v->res->checked_bytes += bytes;
+	return 0;
+}
+
+int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
+{
+	struct vstate v = {.o = o, .res = res};
+	struct nvt_recording *rec = &res->rec;
+	uint64_t t0 = nvt_mono_ns(), c0 = nvt_thread_cpu_ns();
+	struct nvt_layout L;
+
+	memset(res, 0, sizeof(*res));
+	nvt_layout_resolve(&o->layout, o->path, &L);
+	if (nvt_recording_open(&L, rec, &res->err))
+		return NVT_EXIT_RUNTIME;
+	if (rec->format == NVT_FMT_NVTAPE &&
+	    nvt_recording_read_index(&L, rec, &v.ev, &v.nev, &res->err))
+		return NVT_EXIT_RUNTIME;
+	if (!rec->complete)
+		res->problems |= NVT_VP_INCOMPLETE;
+	if (rec->drop_count)
+		res->problems |= NVT_VP_DROPS;
+	if (rec->valid_bytes == 0)
+		res->problems |= NVT_VP_NO_DATA;
+	if (rec->valid_bytes % rec->beat_bytes)
+		res->problems |= NVT_VP_TAIL;
+
+	res->pattern_checked = rec->source_kind == NVT_SRC_TPG;
+	if (res->pattern_checked && rec->valid_bytes) {
+		struct nvt_scan_opts so = {.layout = &L,
+					   .offset = rec->data_offset,
+					   .len = rec->valid_bytes,
+					   .chunk_bytes = o->chunk_bytes,
+					   .chunks = o->chunks,
+					   .qd = o->qd,
+					   .engine = o->engine,
+					   .on_chunk = on_chunk,
+					   .progress = o->progress,
+					   .notice = o->notice,
+					   .user_arg = o->arg,
+					   .arg = &v};
+		struct nvt_scan_stats ss;
+		res->chk.on_event = on_check;
+		res->chk.arg = &v;
+		nvt_checker_init(&res->chk, rec->first_seq);
+		if (nvt_scan(&so, &ss, &res->err)) {
+			free(v.ev);
+			return NVT_EXIT_RUNTIME;
+		}
+		for (uint64_t i = v.next_ev; i < v.nev; i++) {
+			if (v.ev[i].data_offset >= rec->valid_bytes)
+				res->drops_after_end += v.ev[i].beats;
+			else
+				res->events_unmatched++;
+		}
+		if (res->chk.gaps)
+			res->problems |= NVT_VP_GAPS;
+		if (res->chk.corrupt)
+			res->problems |= NVT_VP_CORRUPT;
+		if (res->chk.backward)
+			res->problems |= NVT_VP_BACKWARD;
+		if (res->chk.seen_good && res->chk.first_seen != rec->first_seq &&
+		    !res->chk.corrupt)
+			res->problems |= NVT_VP_FIRST_SEQ;
+		if (!rec->complete) /* the checkpoint's count covers at least the durable data */
+			res->drops_match = rec->format == NVT_FMT_FDREC ||
+					   res->chk.gap_beats <= rec->drop_count;
+		else if (rec->format == NVT_FMT_NVTAPE)
+			res->drops_match =
+				res->chk.gap_beats + res->drops_after_end == rec->drop_count &&
+				!res->gaps_unmatched && !res->events_unmatched;
+		else /* fdrec counts drops after the last beat too, without telling them apart */
+			res->drops_match = res->chk.gap_beats <= rec->drop_count;
+		if (!res->drops_match)
+			res->problems |= NVT_VP_MISMATCH;
+	} else {
+		res->drops_match = true;
+	}
+	free(v.ev);
+	res->seconds = (nvt_mono_ns() - t0) / 1e9;
+	res->cpu_ns = nvt_thread_cpu_ns() - c0;
+	return res->problems ? NVT_EXIT_DATA : NVT_EXIT_OK;
+}

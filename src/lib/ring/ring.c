@@ -1,0 +1,168 @@
+/* The ring: hugepage-backed chunk memory and the single-producer / single-consumer protocol. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ring/ring.h"
+#include "util/sysutil.h"
+
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB (21 << 26)
+#endif
+
+static void efd_signal(int fd)
+{
+	uint64_t one = 1;
+	ssize_t rc = write(fd, &one, sizeof(one));
+	(void)rc; /* counter saturation cannot happen at our rates; nothing to do on failure */
+}
+
+static void efd_drain(int fd)
+{
+	uint64_t v;
+	ssize_t rc = read(fd, &v, sizeof(v));
+	(void)rc;
+}
+
+int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct nvt_err *err)
+{
+	size_t len, pages;
+
+	memset(r, 0, sizeof(*r));
+	r->prod_efd = r->cons_efd = -1;
+	if (n < 2 || chunk_bytes < 4096 || chunk_bytes % 4096 || chunk_bytes > (1u << 30)) {
+		nvt_err_set(
+			err, EINVAL,
+			"ring of %u x %llu bytes: need at least 2 chunks of a multiple of 4 KiB, "
+			"at most 1 GiB each",
+			n, (unsigned long long)chunk_bytes);
+		return -EINVAL;
+	}
+	len = (size_t)n * chunk_bytes;
+	len = (len + NVT_HUGEPAGE - 1) / NVT_HUGEPAGE * NVT_HUGEPAGE;
+	pages = len / NVT_HUGEPAGE;
+	r->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB | MAP_POPULATE, -1,
+		      0);
+	if (r->mem != MAP_FAILED) {
+		r->hugetlb = true;
+	} else {
+		uint64_t free_pages = nvt_hugepages_free();
+		r->mem =
+			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r->mem == MAP_FAILED) {
+			r->mem = NULL;
+			nvt_err_set(err, ENOMEM,
+				    "cannot map a %zu MiB ring: %s (lower --chunks or --chunk)",
+				    len >> 20, strerror(errno));
+			return -ENOMEM;
+		}
+		madvise(r->mem, len, MADV_HUGEPAGE);
+		r->locked = mlock(r->mem, len) == 0;
+		memset(r->mem, 0, len); /* pre-fault: no page faults while recording */
+		snprintf(r->notice, sizeof(r->notice),
+			 "ring uses ordinary %smemory: need %zu free 2 MiB hugepages, %llu free: "
+			 "echo %zu > /proc/sys/vm/nr_hugepages",
+			 r->locked ? "locked " : "unlocked ", pages, (unsigned long long)free_pages,
+			 pages + (size_t)free_pages);
+	}
+	r->map_bytes = len;
+	r->chunk_bytes = chunk_bytes;
+	r->nchunks = n;
+	r->fill = calloc(n, sizeof(*r->fill));
+	r->flags = calloc(n, sizeof(*r->flags));
+	r->prod_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	r->cons_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!r->fill || !r->flags || r->prod_efd < 0 || r->cons_efd < 0) {
+		nvt_err_set(err, errno ? errno : ENOMEM, "ring setup: %s", strerror(errno));
+		nvt_ring_destroy(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void nvt_ring_destroy(struct nvt_ring *r)
+{
+	if (r->mem)
+		munmap(r->mem, r->map_bytes);
+	if (r->prod_efd >= 0)
+		close(r->prod_efd);
+	if (r->cons_efd >= 0)
+		close(r->cons_efd);
+	free(r->fill);
+	free(r->flags);
+	memset(r, 0, sizeof(*r));
+	r->prod_efd = r->cons_efd = -1;
+}
+
+bool nvt_ring_can_produce(struct nvt_ring *r)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	return head - atomic_load_explicit(&r->tail, memory_order_acquire) < r->nchunks;
+}
+
+int nvt_ring_wait_free(struct nvt_ring *r, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = r->prod_efd, .events = POLLIN};
+
+	for (;;) {
+		if (atomic_load(&r->aborted))
+			return -ECANCELED;
+		if (nvt_ring_can_produce(r))
+			return 0;
+		atomic_store(&r->prod_waiting, 1);
+		if (nvt_ring_can_produce(r) || atomic_load(&r->aborted)) {
+			atomic_store(&r->prod_waiting, 0);
+			continue;
+		}
+		int rc = poll(&pfd, 1, timeout_ms);
+		atomic_store(&r->prod_waiting, 0);
+		if (rc > 0)
+			efd_drain(r->prod_efd);
+		else if (rc == 0)
+			return nvt_ring_can_produce(r) ? 0 : -ETIME;
+	}
+}
+
+void nvt_ring_publish(struct nvt_ring *r, uint32_t bytes)
+{
+	nvt_ring_publish_flags(r, bytes, 0);
+}
+
+void nvt_ring_publish_flags(struct nvt_ring *r, uint32_t bytes, uint32_t flags)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t fill;
+
+	r->fill[head % r->nchunks] = bytes;
+	r->flags[head % r->nchunks] = flags;
+	atomic_store_explicit(&r->head, head + 1, memory_order_release);
+	fill = head + 1 - atomic_load_explicit(&r->tail, memory_order_acquire);
+	if (fill > atomic_load_explicit(&r->hwm, memory_order_relaxed))
+		atomic_store_explicit(&r->hwm, fill, memory_order_relaxed);
+	efd_signal(r->cons_efd);
+}
+
+void nvt_ring_close(struct nvt_ring *r)
+{
+	atomic_store(&r->closed, 1);
+	efd_signal(r->cons_efd);
+}
+
+void nvt_ring_release(struct nvt_ring *r)
+{
+	atomic_fetch_add(&r->tail, 1); /* seq_cst: ordered before the prod_waiting load */
+	if (atomic_load(&r->prod_waiting))
+		efd_signal(r->prod_efd);
+}
+
+void nvt_ring_abort(struct nvt_ring *r)
+{
+	atomic_store(&r->aborted, 1);
+	efd_signal(r->prod_efd);
+}

@@ -1,0 +1,145 @@
+/* Recognizing what a block device already holds: the magic numbers of the filesystems, RAID
+ * superblocks and partition tables a recording drive is likely to carry, read from the first
+ * and last 128 KiB. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/probe.h"
+#include "util/sysutil.h"
+
+#define MD_MAGIC 0xa92b4efcu
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static bool at(const uint8_t *buf, size_t len, size_t off, const void *magic, size_t n)
+{
+	return off + n <= len && memcmp(buf + off, magic, n) == 0;
+}
+
+static bool md_at(const uint8_t *buf, size_t len, size_t off)
+{
+	return off + 4 <= len && le32(buf + off) == MD_MAGIC;
+}
+
+bool nvt_probe_buffers(const uint8_t *h, size_t hl, const uint8_t *t, size_t tl, uint64_t size,
+		       char *what, size_t cap)
+{
+	static const struct {
+		size_t off;
+		const char *magic;
+		size_t n;
+		const char *name;
+	} sigs[] = {
+		{0, "NVTAPE\0\0", 8, "an nvtape recording"},
+		{0, "FDREC\0\0\0", 8, "an FPGA Drive Recorder recording"},
+		{0, "XFSB", 4, "an XFS filesystem"},
+		{1080, "\x53\xef", 2, "an ext2/3/4 filesystem"},
+		{65600, "_BHRfS_M", 8, "a btrfs filesystem"},
+		{3, "EXFAT   ", 8, "an exFAT filesystem"},
+		{3, "NTFS    ", 8, "an NTFS filesystem"},
+		{82, "FAT32   ", 8, "a FAT32 filesystem"},
+		{54, "FAT1", 4, "a FAT filesystem"},
+		{4086, "SWAPSPACE2", 10, "swap space"},
+		{512, "LABELONE", 8, "an LVM physical volume"},
+		{512, "EFI PART", 8, "a GPT partition table"},
+	};
+
+	/* md superblocks first: an array member matters more than what the array held;
+	 * 1.1 at 0, 1.2 at 4 KiB, 1.0 and 0.90 near the end */
+	if (md_at(h, hl, 0) || md_at(h, hl, 4096)) {
+		snprintf(what, cap, "an md RAID superblock (metadata 1.%d)",
+			 md_at(h, hl, 0) ? 1 : 2);
+		return true;
+	}
+	if (t && tl && size >= tl) {
+		uint64_t base = size - tl;
+		uint64_t off10 = (((size >> 9) - 16) & ~7ull) << 9; /* 1.0: 8 KiB from the end */
+		uint64_t off090 = ((size >> 16) << 16) - 65536;     /* 0.90: last 64 KiB boundary */
+		if (off10 >= base && md_at(t, tl, off10 - base)) {
+			snprintf(what, cap, "an md RAID superblock (metadata 1.0)");
+			return true;
+		}
+		if (size >= 131072 && off090 >= base && md_at(t, tl, off090 - base)) {
+			snprintf(what, cap, "an md RAID superblock (metadata 0.90)");
+			return true;
+		}
+	}
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (at(h, hl, sigs[i].off, sigs[i].magic, sigs[i].n)) {
+			snprintf(what, cap, "%s", sigs[i].name);
+			return true;
+		}
+	}
+	if (hl >= 512 && h[510] == 0x55 && h[511] == 0xaa) {
+		snprintf(what, cap, "a DOS partition table or boot sector");
+		return true;
+	}
+	return false;
+}
+
+int nvt_probe_device(const char *path, char *what, size_t cap)
+{
+	struct nvt_err err = {0};
+	uint64_t size;
+	size_t hl, tl;
+	uint8_t *h = NULL, *t = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (nvt_fd_size(fd, &size, &err)) {
+		close(fd);
+		return -EIO;
+	}
+	hl = size < NVT_PROBE_HEAD ? size : NVT_PROBE_HEAD;
+	tl = size < NVT_PROBE_TAIL ? size : NVT_PROBE_TAIL;
+	h = calloc(1, NVT_PROBE_HEAD);
+	t = calloc(1, NVT_PROBE_TAIL);
+	if (!h || !t)
+		rc = -ENOMEM;
+	else if (pread(fd, h, hl, 0) != (ssize_t)hl ||
+		 pread(fd, t, tl, (off_t)(size - tl)) != (ssize_t)tl)
+		rc = -EIO;
+	else
+		rc = nvt_probe_buffers(h, hl, t, tl, size, what, cap) ? 1 : 0;
+	free(h);
+	free(t);
+	close(fd);
+	return rc;
+}
+
+bool nvt_blockdev_holders(const char *path, char *buf, size_t cap)
+{
+	char real[4096], dir[4200];
+	DIR *d;
+	struct dirent *e;
+	size_t used = 0;
+
+	buf[0] = 0;
+	if (!realpath(path, real))
+		return false;
+	snprintf(dir, sizeof(dir), "/sys/class/block/%s/holders", basename(real));
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		int n = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", e->d_name);
+		if (n < 0 || (size_t)n >= cap - used)
+			break;
+		used += (size_t)n;
+	}
+	closedir(d);
+	return used > 0;
+}
