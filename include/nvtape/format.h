@@ -30,6 +30,7 @@ enum nvt_source_kind {
 	NVT_SRC_UNKNOWN = 0,
 	NVT_SRC_TPG = 1,   /* test pattern; never stalled: drops counted */
 	NVT_SRC_STDIN = 2, /* pipe / fd; back-pressured: never drops */
+	NVT_SRC_API = 3,   /* a program through the push API (recorder.h) */
 };
 
 #define NVT_MAX_DRIVES 16

@@ -23,25 +23,34 @@ struct nvt_record_stats {
 	bool final;
 };
 
+/* Options of a recording. Initialize with nvt_record_opts_init() (it sets struct_size, which
+ * lets later versions of the library grow this struct without breaking callers). */
 struct nvt_record_opts {
-	const char *path;
-	struct nvt_layout layout; /* several members when n > 0 (stripe engine) */
-	const char *engine;       /* "file" (default), "null" or "nvme" */
-	const char *source;       /* "tpg" (default) or "stdin" */
+	size_t struct_size;
+	const char *path;         /* one file or block device, or ... */
+	struct nvt_layout layout; /* ... several members, striped (n > 0) */
+	const char *engine; /* a registered storage engine: "file" (default), "null", "nvme" */
 	enum nvt_file_format format;
-	uint64_t rate_bps;      /* 0 = unpaced */
-	uint64_t size_bytes;    /* 0 = no limit */
-	uint64_t duration_ns;   /* 0 = no limit */
-	uint64_t chunk_bytes;   /* default 8 MiB */
-	unsigned chunks;        /* default 32 */
-	unsigned qd;            /* default 8 */
+	uint64_t size_bytes;    /* stop after this many data bytes, reserved up front (0 = none) */
+	uint64_t duration_ns;   /* stop after this long (0 = no limit) */
+	uint64_t chunk_bytes;   /* ring chunk = write size, multiple of 4 KiB; default 8 MiB */
+	unsigned chunks;        /* ring chunks; default 32 */
+	unsigned qd;            /* writes in flight; default 8 (nvme engine: commands per drive) */
 	uint64_t timeout_ns;    /* stall watchdog, default 10 s */
 	uint64_t checkpoint_ns; /* durable-length checkpoint interval, default 1 s */
 	uint64_t stats_ns;      /* progress callback interval, default 1 s, 0 = off */
-	int input_fd;           /* stdin source */
-	bool force; /* overwrite a block device that carries data (never a mounted one) */
+	bool force;             /* overwrite a block device that carries data (never one in use) */
+	/* The stream. nvt_record() runs a registered source by name; a push-API producer
+	 * (nvt_recorder_open) is the source itself and describes its stream here. */
+	const char *source;      /* nvt_record(): "tpg" (default), "stdin", or "NAME:ARG" */
+	void *source_ctx;        /* nvt_record(): handed to the source (out-of-tree sources) */
+	uint64_t rate_bps;       /* paced sources: bytes/s (0 = unpaced) */
+	int input_fd;            /* the stdin source's descriptor (default 0) */
+	uint32_t unit_bytes;     /* push API: bytes of one stream unit; drops count units (1) */
+	uint32_t source_kind;    /* push API: header source kind (NVT_SRC_API) */
+	const char *source_name; /* push API: stored in the header ("api") */
 	const volatile sig_atomic_t *interrupt; /* set by a signal handler: stop cleanly */
-	void (*progress)(const struct nvt_record_stats *st, void *arg);
+	void (*progress)(const struct nvt_record_stats *st, void *arg); /* I/O thread */
 	void (*notice)(const char *msg, void *arg); /* one-time notes (hugepages, ...) */
 	void *arg;
 };
@@ -70,9 +79,12 @@ struct nvt_record_result {
 	struct nvt_err err; /* set when reason is an error */
 };
 
-void nvt_record_opts_default(struct nvt_record_opts *o);
-/* Returns an nvt_exit code; fills res. Messages for errors are in res->err. */
-int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res);
-const char *nvt_stop_reason_name(enum nvt_stop_reason r);
+NVT_API void nvt_record_opts_init(struct nvt_record_opts *o);
+/* Record from the registered source o->source until it ends, its limit, a stop or an error:
+ * the source runs on its own thread through the push API (recorder.h), the caller waits.
+ * 0 when the recording ended on its own terms, -errno otherwise (res->err says why; bad
+ * options have NVT_ERR_PARAM set). Drops are in res, not in the return code. */
+NVT_API int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res);
+NVT_API const char *nvt_stop_reason_name(enum nvt_stop_reason r);
 
 #endif

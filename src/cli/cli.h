@@ -13,6 +13,15 @@
 #include "nvtape/nvtape.h"
 #include "nvtape/pattern.h"
 
+/* Exit codes shared by every subcommand: the library returns 0 / -errno and problem flags; the
+ * CLI maps them here. */
+enum nvt_exit {
+	NVT_EXIT_OK = 0,      /* clean */
+	NVT_EXIT_RUNTIME = 1, /* I/O error, stall, no space, bad file */
+	NVT_EXIT_DATA = 2,    /* completed, but drops / gaps / corrupt beats / underflows */
+	NVT_EXIT_USAGE = 64,  /* bad command line */
+};
+
 #define EXIT_CODES_HELP                                                                            \
 	"Exit codes: 0 clean; 2 completed with a data problem (drops, gaps, corrupt beats);\n"     \
 	"            1 runtime error (I/O error, stall, no space, bad file); 64 usage error.\n"

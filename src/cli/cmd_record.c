@@ -157,7 +157,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t stripe = 0, member_off = 0;
 	int opt, rc;
 
-	nvt_record_opts_default(&o);
+	nvt_record_opts_init(&o);
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "util/exit_compat.h"
 #include "storage/engine.h"
 #include "nvtape/play.h"
 #include "ring/ring.h"

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "util/exit_compat.h"
 #include "storage/engine.h"
 #include "nvtape/record.h"
 #include "ring/ring.h"
@@ -25,9 +26,10 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-void nvt_record_opts_default(struct nvt_record_opts *o)
+void nvt_record_opts_init(struct nvt_record_opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->struct_size = sizeof(*o);
 	o->engine = "file";
 	o->source = "tpg";
 	o->format = NVT_FMT_NVTAPE;
@@ -38,6 +40,9 @@ void nvt_record_opts_default(struct nvt_record_opts *o)
 	o->checkpoint_ns = 1000000000ull;
 	o->stats_ns = 1000000000ull;
 	o->input_fd = 0;
+	o->unit_bytes = 1;
+	o->source_kind = NVT_SRC_API;
+	o->source_name = "api";
 }
 
 const char *nvt_stop_reason_name(enum nvt_stop_reason r)

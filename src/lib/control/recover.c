@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/exit_compat.h"
 #include "nvtape/pattern.h"
 #include "nvtape/recover.h"
 #include "control/scan.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/exit_compat.h"
 #include "nvtape/verify.h"
 #include "control/scan.h"
 #include "util/sysutil.h"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/exit_compat.h"
 #include "nvtape/bench.h"
 #include "nvtape/verify.h"
 
@@ -181,7 +182,7 @@ void nvt_cliff_analyze(const struct nvt_series *in, struct nvt_cliff *c)
 void nvt_bench_opts_default(struct nvt_bench_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	nvt_record_opts_default(&o->rec);
+	nvt_record_opts_init(&o->rec);
 	nvt_play_opts_default(&o->play);
 	o->rec.size_bytes = 16ull << 30;
 	o->runs = 3;

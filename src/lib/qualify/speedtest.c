@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/exit_compat.h"
 #include "nvtape/record.h"
 #include "nvtape/speedtest.h"
 #include "nvtape/verify.h"
@@ -216,7 +217,7 @@ static void *write_thread(void *arg)
 		snprintf(w->t->error, sizeof(w->t->error), "out of memory");
 		return NULL;
 	}
-	nvt_record_opts_default(&ro);
+	nvt_record_opts_init(&ro);
 	ro.path = w->t->path;
 	ro.engine = w->o->engine ? w->o->engine : "file";
 	ro.size_bytes = w->o->size_bytes;

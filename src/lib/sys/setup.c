@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/exit_compat.h"
 #include "nvtape/setup.h"
 #include "sys/probe.h"
 #include "util/sysutil.h"

@@ -1,4 +1,5 @@
 /* The error carrier: a code and a message that names the problem and its fix. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,4 +21,22 @@ void nvt_err_clear(struct nvt_err *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
+}
+
+void nvt_err_param(struct nvt_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || err->code)
+		return;
+	err->code = EINVAL;
+	err->flags |= NVT_ERR_PARAM;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+const char *nvt_version(void)
+{
+	return NVT_VERSION;
 }
