@@ -83,13 +83,15 @@ struct __attribute__((packed)) nvt_header {
 	uint32_t drive_count;   /* 256 drives identified below (0: not written by passthrough) */
 	uint32_t io_path;       /* 260 enum nvt_io_path */
 	struct nvt_drive_id drive[NVT_MAX_DRIVES]; /* 264 the namespaces written, in order */
-	uint8_t reserved[2548];                    /* 1544 zero */
+	char source_name[16]; /* 1544 the source's registered name ("tpg", "stdin", ...), NUL-padded */
+	uint8_t reserved[2532];                    /* 1560 zero */
 	uint32_t header_crc;                       /* 4092 CRC32C of bytes 0..4091 */
 };
 _Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SIZE, "nvt_header must be 4096 bytes");
 _Static_assert(offsetof(struct nvt_header, hostname) == 144, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, drive) == 264, "nvt_header layout");
-_Static_assert(offsetof(struct nvt_header, reserved) == 1544, "nvt_header layout");
+_Static_assert(offsetof(struct nvt_header, source_name) == 1544, "nvt_header layout");
+_Static_assert(offsetof(struct nvt_header, reserved) == 1560, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, header_crc) == 4092, "nvt_header layout");
 
 /* The index: a small header followed by typed records; readers skip types they do not know. */
@@ -168,7 +170,8 @@ struct nvt_recording {
 		uint32_t nsid, lba_bytes, max_cmd_kib;
 	} drive[NVT_MAX_DRIVES];
 	char hostname[65];
-	char writer[33]; /* nvtape writer or fdrec target */
+	char writer[33];      /* nvtape writer or fdrec target */
+	char source_name[17]; /* registered source name ("" when the writer did not store one) */
 	/* derived by nvt_recording_open() */
 	uint64_t file_bytes;  /* size of the file or device */
 	uint64_t valid_bytes; /* data bytes a reader may trust: data_bytes, or the checkpoint */

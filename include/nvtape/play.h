@@ -23,10 +23,13 @@ struct nvt_play_stats {
 	uint64_t passes;
 };
 
+/* Options of a playback. Initialize with nvt_play_opts_init() (sets struct_size). */
 struct nvt_play_opts {
+	size_t struct_size;
 	const char *path;
 	struct nvt_layout layout; /* several members when n > 0 */
-	const char *sink;         /* checker (default for test pattern), stdout, null */
+	const char *sink;         /* a registered sink: checker (default), stdout, null */
+	void *sink_ctx;           /* handed to the sink (out-of-tree sinks) */
 	uint64_t rate_bps;        /* 0 = max */
 	uint64_t chunk_bytes;     /* default 8 MiB */
 	unsigned chunks;          /* default 32 */
@@ -70,9 +73,11 @@ struct nvt_play_result {
 	struct nvt_err err;
 };
 
-void nvt_play_opts_default(struct nvt_play_opts *o);
-/* 0 complete and clean, 2 complete with a checker problem, 1 runtime error or incomplete,
- * 64 usage (e.g. the checker on a recording that is not test pattern). */
-int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res);
+NVT_API void nvt_play_opts_init(struct nvt_play_opts *o);
+/* Play the recording into the registered sink o->sink, paced at o->rate_bps, on a sink thread
+ * that pulls through the player (player.h); the caller waits. 0 when every pass played to the
+ * end (res->problems then lists what the checks found), -errno otherwise (res->err says why;
+ * refused options have NVT_ERR_PARAM; an interruption is -EINTR). */
+NVT_API int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res);
 
 #endif

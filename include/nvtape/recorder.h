@@ -62,6 +62,10 @@ NVT_API int nvt_recorder_drop(struct nvt_recorder *r, uint64_t units);
 /* Ask the recording to stop: acquire() returns NULL from now on. Async-signal-safe. */
 NVT_API void nvt_recorder_stop(struct nvt_recorder *r);
 
+/* The producer failed: the recording stops with this error (kept as the result's err), and
+ * what was committed is written and finalized. Producer thread. */
+NVT_API void nvt_recorder_fail(struct nvt_recorder *r, const struct nvt_err *why);
+
 /* Nonzero once the recording is stopping (see acquire). */
 NVT_API int nvt_recorder_stopping(struct nvt_recorder *r);
 

@@ -30,6 +30,10 @@ extern volatile sig_atomic_t cli_interrupted;
 extern const char *cli_cmd; /* "record", "verify", ... for messages */
 
 void cli_install_signals(void);
+/* Exit code of a library call's result: rc 0 -> clean or data problem; refused options -> 64. */
+int cli_exit_of(int rc, const struct nvt_err *err, bool data_problem);
+/* "  name  help" lines of the engines, sources or sinks the library has registered. */
+void cli_list_registry(FILE *f, const char *what);
 /* Print "nvtape CMD: msg (see --help)" and return NVT_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "storage/engine.h"
+#include "nvtape/engines.h"
+#include "nvtape/sink.h"
+#include "nvtape/source.h"
 #include "nvtape/report.h"
 #include "nvtape/units.h"
 
@@ -124,24 +126,55 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
 
 int cli_engine(const char *val, bool writer, const char **out)
 {
-	if (!strcmp(val, "file") || !strcmp(val, "nvme") || (writer && !strcmp(val, "null"))) {
+	struct nvt_engine_info e;
+
+	if (nvt_engine_info_find(val, &e) == 0 && !(e.caps & NVT_ENGINE_INTERNAL) &&
+	    (writer || !(e.caps & NVT_ENGINE_DISKLESS))) {
 		*out = val;
 		return 0;
 	}
-	return cli_usage_error("--engine must be file%s or nvme", writer ? ", null" : "");
+	return cli_usage_error("--engine must be one of: %s%s", nvt_engine_names(),
+			       writer ? "" : " (reading needs one that stores data)");
 }
 
 int cli_engine_qd(const char *engine, bool qd_given, unsigned *qd)
 {
-	if (!engine || strcmp(engine, "nvme"))
+	struct nvt_engine_info e;
+
+	if (!engine || nvt_engine_info_find(engine, &e))
 		return 0;
-	if (!qd_given)
-		*qd = NVT_NVME_DEFAULT_QD;
-	if (*qd > NVT_NVME_MAX_QD)
-		return cli_usage_error("--qd with --engine nvme counts NVMe commands in flight per "
-				       "drive: 1 to %u",
-				       NVT_NVME_MAX_QD);
+	if (!qd_given && e.default_qd)
+		*qd = e.default_qd;
+	if (e.max_qd && *qd > e.max_qd)
+		return cli_usage_error("--qd with --engine %s counts %s in flight: 1 to %u", e.name,
+				       e.caps & NVT_ENGINE_QD_PER_DRIVE ? "NVMe commands per drive"
+									: "I/Os",
+				       e.max_qd);
 	return 0;
+}
+
+int cli_exit_of(int rc, const struct nvt_err *err, bool data_problem)
+{
+	if (rc == 0)
+		return data_problem ? NVT_EXIT_DATA : NVT_EXIT_OK;
+	return err->flags & NVT_ERR_PARAM ? NVT_EXIT_USAGE : NVT_EXIT_RUNTIME;
+}
+
+void cli_list_registry(FILE *f, const char *what)
+{
+	struct nvt_engine_info e;
+
+	if (!strcmp(what, "engines")) {
+		for (unsigned i = 0; nvt_engine_info_at(i, &e) == 0; i++)
+			if (!(e.caps & NVT_ENGINE_INTERNAL))
+				fprintf(f, "  %-8s %s\n", e.name, e.help);
+	} else if (!strcmp(what, "sources")) {
+		for (unsigned i = 0; nvt_source_at(i); i++)
+			fprintf(f, "  %-8s %s\n", nvt_source_at(i)->name, nvt_source_at(i)->help);
+	} else if (!strcmp(what, "sinks")) {
+		for (unsigned i = 0; nvt_sink_at(i); i++)
+			fprintf(f, "  %-8s %s\n", nvt_sink_at(i)->name, nvt_sink_at(i)->help);
+	}
 }
 
 int cli_layout_option(int opt, const char *val, uint64_t *stripe, uint64_t *member_offset)

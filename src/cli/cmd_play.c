@@ -1,5 +1,6 @@
 /* nvtape play: options, live stats line, summary, RESULT line and JSON. With --sink stdout the
  * data owns standard output and every report goes to standard error. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include "cli.h"
 #include "nvtape/play.h"
+#include "nvtape/sink.h"
 
 static const char play_help[] =
 	"Usage: nvtape play [options] FILE...\n"
@@ -191,15 +193,14 @@ int cmd_play(int argc, char **argv)
 	uint64_t stripe = 0, member_off = 0;
 	int opt, rc;
 
-	nvt_play_opts_default(&o);
+	nvt_play_opts_init(&o);
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'k':
-			if (strcmp(optarg, "checker") && strcmp(optarg, "stdout") &&
-			    strcmp(optarg, "null"))
-				return cli_usage_error("--sink must be checker, stdout or null");
+			if (!nvt_sink_find(optarg))
+				return cli_usage_error("--sink must be one of: %s", nvt_sink_names());
 			o.sink = optarg;
 			break;
 		case 'r':
@@ -292,6 +293,11 @@ int cmd_play(int argc, char **argv)
 	rc = nvt_play(&o, &r);
 	if (!c.quiet && c.tty && o.stats_ns)
 		fputc('\n', stderr);
+	rc = cli_exit_of(rc, &r.err, r.problems != 0);
+	const struct nvt_sink_ops *sk = nvt_sink_find(o.sink ? o.sink : "checker");
+	if (rc == NVT_EXIT_USAGE && sk && (sk->caps & NVT_SINK_NEEDS_PATTERN) &&
+	    r.err.code == EINVAL && strstr(r.err.msg, "not test pattern"))
+		return cli_usage_error("%s: --sink stdout or --sink null", r.err.msg);
 	if (rc == NVT_EXIT_USAGE)
 		return cli_usage_error("%s", r.err.msg);
 	if (r.err.code)

@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "storage/engine.h"
+#include "nvtape/engines.h"
 #include "nvtape/record.h"
+#include "nvtape/source.h"
 
 static const char record_help[] =
 	"Usage: nvtape record [options] FILE...\n"
@@ -244,17 +245,21 @@ int cmd_record(int argc, char **argv)
 	    cli_engine_qd(o.engine, qd_given, &o.qd))
 		return NVT_EXIT_USAGE;
 	o.path = argv[optind];
-	if (strcmp(o.source, "tpg") && strcmp(o.source, "stdin"))
-		return cli_usage_error("--source must be tpg or stdin");
-	if (!strcmp(o.source, "stdin") && rate_given && o.rate_bps)
-		return cli_usage_error("--rate paces the test pattern; a stdin source runs at "
-				       "the rate its writer feeds it");
-	if (o.format == NVT_FMT_FDREC && strcmp(o.source, "tpg"))
+	const struct nvt_source_ops *src = nvt_source_find(o.source);
+	if (!src)
+		return cli_usage_error("--source must be one of: %s", nvt_source_names());
+	if (!(src->caps & NVT_SOURCE_PACED) && rate_given && o.rate_bps)
+		return cli_usage_error("--rate paces the test pattern; the %s source runs at "
+				       "the rate its producer feeds it",
+				       src->name);
+	if (o.format == NVT_FMT_FDREC && !(src->caps & NVT_SOURCE_PATTERN))
 		return cli_usage_error("--format fdrec holds 16-byte beats only: use --source tpg");
-	if (!strcmp(o.source, "stdin") && isatty(0))
+	if (!strcmp(src->name, "stdin") && isatty(0))
 		return cli_usage_error("--source stdin reads standard input, which is a terminal: "
 				       "pipe data in");
-	if (o.qd > o.chunks && strcmp(o.engine, "nvme"))
+	struct nvt_engine_info einfo;
+	if (o.qd > o.chunks &&
+	    !(nvt_engine_info_find(o.engine, &einfo) == 0 && (einfo.caps & NVT_ENGINE_QD_PER_DRIVE)))
 		o.qd = o.chunks;
 	c.tty = isatty(2);
 	o.interrupt = &cli_interrupted;
@@ -277,6 +282,7 @@ int cmd_record(int argc, char **argv)
 	rc = nvt_record(&o, &r);
 	if (!c.quiet && c.tty && o.stats_ns)
 		fputc('\n', stderr);
+	rc = cli_exit_of(rc, &r.err, r.rec.drop_count != 0);
 	if (rc == NVT_EXIT_USAGE)
 		return cli_usage_error("%s", r.err.msg);
 	if (r.err.code)

@@ -183,7 +183,7 @@ void nvt_bench_opts_default(struct nvt_bench_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	nvt_record_opts_init(&o->rec);
-	nvt_play_opts_default(&o->play);
+	nvt_play_opts_init(&o->play);
 	o->rec.size_bytes = 16ull << 30;
 	o->runs = 3;
 	o->tolerance = 0.03;

@@ -166,3 +166,8 @@ void nvt_ring_abort(struct nvt_ring *r)
 	atomic_store(&r->aborted, 1);
 	efd_signal(r->prod_efd);
 }
+
+void nvt_ring_wake_producer(struct nvt_ring *r)
+{
+	efd_signal(r->prod_efd);
+}

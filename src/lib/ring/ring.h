@@ -61,5 +61,7 @@ static inline uint64_t nvt_ring_published(struct nvt_ring *r)
 }
 void nvt_ring_release(struct nvt_ring *r); /* oldest chunk back to the producer */
 void nvt_ring_abort(struct nvt_ring *r);
+/* Wake a producer waiting for a free chunk (async-signal-safe). */
+void nvt_ring_wake_producer(struct nvt_ring *r);
 
 #endif

@@ -1,7 +1,9 @@
 /* Engine registry and the helpers every engine shares. */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "storage/engine.h"
 #include "nvtape/layout.h"
@@ -24,9 +26,74 @@ const char *nvt_engine_for(const char *name, const struct nvt_layout *l)
 	return name;
 }
 
+const struct nvt_engine_ops *nvt_engine_at(unsigned i)
+{
+	return i < sizeof(engines) / sizeof(engines[0]) ? engines[i] : NULL;
+}
+
+static void info_of(const struct nvt_engine_ops *e, struct nvt_engine_info *out)
+{
+	out->name = e->name;
+	out->help = e->help;
+	out->caps = e->caps;
+	out->max_qd = e->max_qd;
+	out->default_qd = e->default_qd;
+}
+
+int nvt_engine_info_at(unsigned i, struct nvt_engine_info *out)
+{
+	const struct nvt_engine_ops *e = nvt_engine_at(i);
+
+	if (!e)
+		return -ENOENT;
+	info_of(e, out);
+	return 0;
+}
+
+int nvt_engine_info_find(const char *name, struct nvt_engine_info *out)
+{
+	const struct nvt_engine_ops *e = name ? nvt_engine_find(name) : NULL;
+
+	if (!e)
+		return -ENOENT;
+	info_of(e, out);
+	return 0;
+}
+
 const char *nvt_engine_names(void)
 {
-	return "file, null, stripe, nvme";
+	static char buf[256];
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; nvt_engine_at(i) && len < sizeof(buf); i++)
+		if (!(engines[i]->caps & NVT_ENGINE_INTERNAL))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+						len ? ", " : "", engines[i]->name);
+	return buf;
+}
+
+const char *nvt_engine_fixed_bufs_note(const struct nvt_engine *e, uint64_t ring_bytes, char *buf,
+				       size_t cap)
+{
+	struct rlimit rl;
+	char lim[48] = "unknown";
+
+	if (!e->ops || !(e->ops->caps & NVT_ENGINE_FIXED_BUFS) || e->fixed_bufs)
+		return NULL;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+		if (rl.rlim_cur == RLIM_INFINITY)
+			snprintf(lim, sizeof(lim), "unlimited");
+		else
+			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur >> 10);
+	}
+	snprintf(buf, cap,
+		 "fixed buffers are off: io_uring could not register the %llu MiB ring as fixed "
+		 "buffers (locked-memory limit %s), so every I/O pins its pages at a CPU cost; "
+		 "raise the limit (ulimit -l unlimited, or a memlock line in "
+		 "/etc/security/limits.conf) or run as root",
+		 (unsigned long long)(ring_bytes >> 20), lim);
+	return buf;
 }
 
 int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_engine_params *p,
@@ -37,8 +104,8 @@ int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_eng
 
 	memset(e, 0, sizeof(*e));
 	if (!ops) {
-		nvt_err_set(err, EINVAL, "unknown engine \"%s\" (engines: %s)", name,
-			    nvt_engine_names());
+		nvt_err_param(err, "unknown engine \"%s\" (engines: %s)", name,
+			      nvt_engine_names());
 		return -EINVAL;
 	}
 	e->ops = ops;

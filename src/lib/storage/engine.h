@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "nvtape/engines.h"
 #include "nvtape/format.h"
 #include "nvtape/nvtape.h"
 
@@ -54,6 +55,9 @@ struct nvt_engine;
 struct nvt_engine_ops {
 	const char *name;
 	const char *help;
+	unsigned caps;       /* NVT_ENGINE_* (nvtape/engines.h) */
+	unsigned max_qd;     /* 0 = the general limit */
+	unsigned default_qd; /* 0 = the general default */
 	int (*open)(struct nvt_engine *e, const struct nvt_engine_params *p, struct nvt_err *err);
 	/* Queue one I/O (not yet submitted). -EBUSY when qd I/Os are already queued/in flight. */
 	int (*queue)(struct nvt_engine *e, const struct nvt_io *io);
@@ -93,8 +97,12 @@ const struct nvt_engine_ops *nvt_engine_find(const char *name);
 /* The engine that serves `name` ("file", "nvme", ...; NULL = file) on layout l: the file engine
  * becomes the stripe engine for several members. */
 const char *nvt_engine_for(const char *name, const struct nvt_layout *l);
-/* "file, null" for usage messages. */
-const char *nvt_engine_names(void);
+/* The i-th engine of the registry, NULL past the end. */
+const struct nvt_engine_ops *nvt_engine_at(unsigned i);
+/* Why the ring is not registered as fixed buffers and how to fix it, or NULL when it is (or
+ * the engine does not register). buf holds the text. */
+const char *nvt_engine_fixed_bufs_note(const struct nvt_engine *e, uint64_t ring_bytes, char *buf,
+				       size_t cap);
 
 int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_engine_params *p,
 		    struct nvt_err *err);

@@ -211,6 +211,7 @@ static void file_close(struct nvt_engine *e)
 const struct nvt_engine_ops nvt_engine_file = {
 	.name = "file",
 	.help = "io_uring O_DIRECT writes/reads from the registered ring (files and block devices)",
+	.caps = NVT_ENGINE_FIXED_BUFS,
 	.open = file_open,
 	.queue = file_queue,
 	.queue_sync = file_queue_sync,

@@ -129,6 +129,7 @@ static void null_close(struct nvt_engine *e)
 const struct nvt_engine_ops nvt_engine_null = {
 	.name = "null",
 	.help = "completes every I/O at once; stores nothing (measures nvtape's own ceiling)",
+	.caps = NVT_ENGINE_DISKLESS,
 	.open = null_open,
 	.queue = null_queue,
 	.queue_sync = null_queue_sync,

@@ -244,6 +244,7 @@ static void stripe_close(struct nvt_engine *e)
 const struct nvt_engine_ops nvt_engine_stripe = {
 	.name = "stripe",
 	.help = "io_uring O_DIRECT over several members in the md RAID0 layout, one queue each",
+	.caps = NVT_ENGINE_FIXED_BUFS | NVT_ENGINE_INTERNAL,
 	.open = stripe_open,
 	.queue = stripe_queue,
 	.queue_sync = stripe_queue_sync,

@@ -906,6 +906,9 @@ static void nvme_close(struct nvt_engine *e)
 const struct nvt_engine_ops nvt_engine_nvme = {
 	.name = "nvme",
 	.help = "NVMe commands built by nvtape, io_uring passthrough on /dev/ngXnY",
+	.caps = NVT_ENGINE_FILE_NEEDS_SIZE | NVT_ENGINE_QD_PER_DRIVE | NVT_ENGINE_FIXED_BUFS,
+	.max_qd = NVT_NVME_MAX_QD,
+	.default_qd = NVT_NVME_DEFAULT_QD,
 	.open = nvme_open,
 	.queue = nvme_queue,
 	.queue_sync = nvme_queue_sync,

@@ -1,0 +1,59 @@
+/* Sinks: what playback does with the data (check it, write it to a pipe, discard it). The
+ * paced frame that feeds a sink is an ordinary client of the pull API (player.h); a program
+ * registers its own sink with nvt_sink_register() and plays into it by name. */
+#ifndef NVTAPE_SINK_H
+#define NVTAPE_SINK_H
+
+#include <stdint.h>
+
+#include "nvtape.h"
+#include "pattern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* nvt_sink_ops.caps */
+#define NVT_SINK_NEEDS_PATTERN (1u << 0) /* refuses recordings that are not test pattern */
+#define NVT_SINK_CAN_BLOCK     (1u << 1) /* consume() can be held back by its reader */
+
+struct nvt_sink_args {
+	uint64_t first_seq;  /* test pattern: seq of the first beat of every pass */
+	uint32_t unit_bytes; /* the recording's unit (16 = test-pattern beat) */
+	int fd;              /* output descriptor (stdout sink) */
+	const char *arg;     /* text after "NAME:", "" when none */
+	void *ctx;           /* nvt_play_opts.sink_ctx */
+	void (*on_event)(const struct nvt_check_event *ev, void *arg); /* checking sinks */
+	void *event_arg;
+};
+
+struct nvt_sink_ops {
+	const char *name;
+	const char *help;
+	unsigned caps; /* NVT_SINK_* */
+	/* optional: set up per-playback state (*state; NULL when not needed) */
+	int (*open)(void **state, const struct nvt_sink_args *a, struct nvt_err *err);
+	/* bytes (whole units) that sit at data offset `offset` of the current pass; 0 or -errno
+	 * with err set (the playback then stops) */
+	int (*consume)(void *state, const uint8_t *buf, uint64_t bytes, uint64_t offset,
+		       struct nvt_err *err);
+	void (*pass_start)(void *state); /* optional: the recording starts again (loops) */
+	/* optional: the checker's counts, for sinks that check the test pattern */
+	const struct nvt_checker *(*checker)(void *state);
+	void (*close)(void *state); /* optional */
+};
+
+/* Add a sink to the registry (ops must stay valid). -EEXIST, -ENOSPC or -EINVAL. */
+NVT_API int nvt_sink_register(const struct nvt_sink_ops *ops, struct nvt_err *err);
+/* The sink named by name or "name:arg"; NULL when unknown. */
+NVT_API const struct nvt_sink_ops *nvt_sink_find(const char *name);
+/* The i-th registered sink (built-in first); NULL past the end. */
+NVT_API const struct nvt_sink_ops *nvt_sink_at(unsigned i);
+/* "checker, stdout, null" for messages. */
+NVT_API const char *nvt_sink_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

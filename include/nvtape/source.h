@@ -1,0 +1,65 @@
+/* Sources: a producer that fills ring chunks through the push API (recorder.h) on its own
+ * thread. The built-in sources (the test pattern, stdin) are ordinary clients of that API; a
+ * program registers its own with nvt_source_register() and records with it by name exactly as
+ * the CLI records with "tpg". */
+#ifndef NVTAPE_SOURCE_H
+#define NVTAPE_SOURCE_H
+
+#include <stdint.h>
+
+#include "nvtape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nvt_recorder;
+
+/* nvt_source_ops.caps */
+#define NVT_SOURCE_NEVER_STALLS (1u << 0) /* drops (counted, indexed) instead of waiting */
+#define NVT_SOURCE_PACED        (1u << 1) /* honours a rate */
+#define NVT_SOURCE_PATTERN      (1u << 2) /* test pattern: verify and play check every beat */
+#define NVT_SOURCE_NEEDS_ARG    (1u << 3) /* named "NAME:ARG" (a path, a port...) */
+
+struct nvt_source_args {
+	uint64_t rate_bps;    /* paced sources; 0 = unpaced */
+	uint64_t duration_ns; /* the recording's duration limit, 0 = none */
+	int fd;               /* descriptor to read (stdin source) */
+	const char *arg;      /* text after "NAME:", "" when none */
+	void *ctx;            /* nvt_record_opts.source_ctx */
+};
+
+/* What a source reports besides its data (optional: zeros when it has nothing to say). */
+struct nvt_source_report {
+	uint64_t pace_steps, pace_steps_long, pace_max_step_bytes; /* paced sources */
+};
+
+struct nvt_source_ops {
+	const char *name; /* registry name, [a-z0-9_-], at most 15 characters */
+	const char *help; /* one line */
+	uint32_t kind;    /* enum nvt_source_kind stored in the header */
+	uint32_t unit_bytes; /* stream unit (16 = test-pattern beat, 1 = bytes): drops count units */
+	unsigned caps;    /* NVT_SOURCE_* */
+	/* optional: refuse arguments before anything is opened (nvt_err_param) */
+	int (*check)(const struct nvt_source_args *a, struct nvt_err *err);
+	/* the source thread's body: acquire / commit / drop until acquire() returns NULL with
+	 * ECANCELED or the input ends; 0, or -errno with err set when the source failed */
+	int (*run)(struct nvt_recorder *r, const struct nvt_source_args *a,
+		   struct nvt_source_report *rep, struct nvt_err *err);
+};
+
+/* Add a source to the registry (ops must stay valid). -EEXIST for a taken name, -ENOSPC when
+ * the registry is full, -EINVAL for a bad entry. */
+NVT_API int nvt_source_register(const struct nvt_source_ops *ops, struct nvt_err *err);
+/* The source named by name or "name:arg"; NULL when unknown. */
+NVT_API const struct nvt_source_ops *nvt_source_find(const char *name);
+/* The i-th registered source (built-in first); NULL past the end. */
+NVT_API const struct nvt_source_ops *nvt_source_at(unsigned i);
+/* "tpg, stdin, ..." for messages. */
+NVT_API const char *nvt_source_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

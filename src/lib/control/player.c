@@ -1,0 +1,408 @@
+/* The pull API: a read thread reads the recording with O_DIRECT through the storage engine,
+ * several reads in flight, and publishes the chunks to the ring strictly in order (each loop
+ * pass starts at a chunk of its own); the consumer takes them with next() and hands them back
+ * with release(). open() returns once the ring is full (or holds the whole recording), so
+ * playback starts with the ring's depth of headroom. A watchdog covers the reads. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "nvtape/player.h"
+#include "ring/ring.h"
+#include "storage/engine.h"
+#include "util/sysutil.h"
+
+struct nvt_player {
+	struct nvt_play_opts o;
+	struct nvt_recording rec;
+	struct nvt_drop_event *ev;
+	uint64_t nev;
+	struct nvt_layout layout;
+	struct nvt_ring ring;
+	struct nvt_engine eng;
+	uint64_t valid, per_pass, total; /* bytes per pass; chunks per pass; chunks to read */
+	uint64_t issued, published;
+	uint8_t *done;
+	_Atomic uint64_t bytes_read;
+	_Atomic int stop;
+	_Atomic int failed;
+	_Atomic int ready; /* the prefill is done, or the reader gave up */
+	int open_rc;
+	uint64_t taken;    /* consumer: chunks taken by next() */
+	uint64_t t_read0, t_read_end, cpu_ns;
+	unsigned max_inflight;
+	pthread_t thread;
+	pthread_mutex_t lock; /* ready_cv */
+	pthread_cond_t ready_cv;
+	struct nvt_err err;
+};
+
+static uint64_t chunk_len(const struct nvt_player *p, uint64_t k)
+{
+	uint64_t pos = (k % p->per_pass) * p->o.chunk_bytes;
+	return p->valid - pos < p->o.chunk_bytes ? p->valid - pos : p->o.chunk_bytes;
+}
+
+static uint64_t chunk_offset(const struct nvt_player *p, uint64_t k)
+{
+	return (k % p->per_pass) * p->o.chunk_bytes;
+}
+
+static int queue_read(struct nvt_player *p, uint64_t k, bool retry)
+{
+	struct nvt_io io = {.dir = NVT_IO_READ,
+			    .buf = nvt_ring_chunk(&p->ring, k),
+			    .len = (chunk_len(p, k) + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK,
+			    .offset = p->rec.data_offset + chunk_offset(p, k),
+			    .buf_index = (int)(k % p->ring.nchunks),
+			    .tag = k,
+			    .blocking = retry};
+	return p->eng.ops->queue(&p->eng, &io);
+}
+
+static void set_ready(struct nvt_player *p)
+{
+	pthread_mutex_lock(&p->lock);
+	atomic_store(&p->ready, 1);
+	pthread_cond_broadcast(&p->ready_cv);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void fail(struct nvt_player *p, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fail(struct nvt_player *p, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (atomic_load(&p->failed))
+		return;
+	if (!p->err.code) {
+		p->err.code = code ? code : EIO;
+		va_start(ap, fmt);
+		vsnprintf(p->err.msg, sizeof(p->err.msg), fmt, ap);
+		va_end(ap);
+	}
+	atomic_store(&p->failed, 1);
+	nvt_ring_close(&p->ring); /* the consumer sees the end of what was read */
+	set_ready(p);
+}
+
+static void issue_reads(struct nvt_player *p)
+{
+	uint64_t tail = atomic_load(&p->ring.tail);
+
+	while (!atomic_load(&p->failed) && p->issued < p->total &&
+	       p->issued - tail < p->ring.nchunks && p->eng.inflight < p->eng.depth) {
+		if (queue_read(p, p->issued, false))
+			break;
+		p->issued++;
+		if (p->eng.inflight > p->max_inflight)
+			p->max_inflight = p->eng.inflight;
+	}
+}
+
+/* A completed read: retried after EAGAIN, failed when short; true when it landed. */
+static bool read_done(struct nvt_player *p, uint64_t k, int64_t res)
+{
+	uint64_t need = chunk_len(p, k);
+
+	if (res == -EAGAIN && !atomic_load(&p->failed) && queue_read(p, k, true) == 0)
+		return false; /* throttled: ask again */
+	if (res < (int64_t)need) {
+		fail(p, res < 0 ? (int)-res : EIO, "read of %llu bytes at offset %llu of %s%s%s: %s",
+		     (unsigned long long)need,
+		     (unsigned long long)(p->rec.data_offset + chunk_offset(p, k)),
+		     p->layout.path[0], p->eng.fault[0] ? " failed on " : "", p->eng.fault,
+		     res < 0 ? strerror((int)-res) : "short read");
+		return false;
+	}
+	p->done[k % p->ring.nchunks] = 1;
+	return true;
+}
+
+static void publish_in_order(struct nvt_player *p)
+{
+	uint64_t prefill = p->total < p->ring.nchunks ? p->total : p->ring.nchunks;
+
+	while (!atomic_load(&p->failed) && p->published < p->issued &&
+	       p->done[p->published % p->ring.nchunks]) {
+		uint64_t k = p->published;
+		p->done[k % p->ring.nchunks] = 0;
+		nvt_ring_publish_flags(&p->ring, (uint32_t)chunk_len(p, k), 0);
+		p->published++;
+		atomic_fetch_add(&p->bytes_read, chunk_len(p, k));
+	}
+	if (p->published == p->total && !atomic_load(&p->ring.closed))
+		nvt_ring_close(&p->ring);
+	if (!atomic_load(&p->ready) && p->published >= prefill)
+		set_ready(p);
+}
+
+static void read_loop(struct nvt_player *p)
+{
+	struct nvt_io_done d[64];
+	uint64_t now = nvt_mono_ns(), t_progress = now;
+
+	p->t_read0 = now;
+	while (!atomic_load(&p->ring.aborted) && !atomic_load(&p->stop) &&
+	       !atomic_load(&p->failed) && !atomic_load(&p->ring.closed)) {
+		issue_reads(p);
+		if (p->eng.ops->submit(&p->eng) < 0)
+			fail(p, EIO, "io_uring submit failed");
+		int n = p->eng.ops->reap(&p->eng, d, 64, 100000000);
+		if (n < 0)
+			fail(p, -n, "waiting for reads: %s", strerror(-n));
+		now = nvt_mono_ns();
+		for (int i = 0; i < n; i++)
+			if (d[i].tag != NVT_TAG_WAKE && read_done(p, d[i].tag, d[i].res))
+				t_progress = p->t_read_end = now;
+		publish_in_order(p);
+		if (p->eng.inflight && now - t_progress > p->o.timeout_ns)
+			fail(p, ETIMEDOUT,
+			     "playback stalled: no read completed for %.1f s (%u reads in flight; "
+			     "drive hung?)",
+			     p->o.timeout_ns / 1e9, p->eng.inflight);
+		if (!p->eng.inflight)
+			t_progress = now;
+	}
+	/* reads still in flight land before the ring goes away */
+	for (uint64_t deadline = nvt_mono_ns() + p->o.timeout_ns;
+	     p->eng.inflight && nvt_mono_ns() < deadline;)
+		if (p->eng.ops->reap(&p->eng, d, 64, 100000000) < 0)
+			break;
+	nvt_ring_close(&p->ring);
+	set_ready(p);
+}
+
+static int open_io(struct nvt_player *p, struct nvt_err *err);
+
+static void *read_thread(void *arg)
+{
+	struct nvt_player *p = arg;
+	uint64_t c0;
+
+	prctl(PR_SET_NAME, "nvt-read");
+	/* the read thread opens the engine itself: its io_uring has a single issuer */
+	p->open_rc = open_io(p, &p->err);
+	if (p->open_rc) {
+		set_ready(p);
+		return NULL;
+	}
+	c0 = nvt_thread_cpu_ns();
+	read_loop(p);
+	p->cpu_ns = nvt_thread_cpu_ns() - c0;
+	return NULL;
+}
+
+static int open_recording(struct nvt_player *p, struct nvt_err *err)
+{
+	struct nvt_recording *rec = &p->rec;
+
+	nvt_layout_resolve(&p->o.layout, p->o.path, &p->layout);
+	if (nvt_recording_open(&p->layout, rec, err))
+		return -(err->code ? err->code : EIO);
+	if (rec->complete && nvt_recording_read_index(&p->layout, rec, &p->ev, &p->nev, err))
+		return -(err->code ? err->code : EIO);
+	if (rec->valid_bytes < rec->beat_bytes) {
+		nvt_err_set(err, ENODATA, "%s holds no data to play", p->layout.path[0]);
+		return -ENODATA;
+	}
+	if (!rec->complete && p->o.notice) {
+		char msg[512];
+		snprintf(msg, sizeof(msg),
+			 "%s is incomplete (its writer died): playing the %llu bytes its last "
+			 "checkpoint vouches for; nvtape recover finalizes it",
+			 p->layout.path[0], (unsigned long long)rec->valid_bytes);
+		p->o.notice(msg, p->o.arg);
+	}
+	p->valid = rec->valid_bytes - rec->valid_bytes % rec->beat_bytes;
+	p->per_pass = (p->valid + p->o.chunk_bytes - 1) / p->o.chunk_bytes;
+	p->total = p->o.loops ? p->per_pass * p->o.loops : UINT64_MAX;
+	if (p->o.loops && p->total / p->o.loops != p->per_pass) {
+		nvt_err_param(err, "too many loops: %llu passes of %llu chunks overflow",
+			      (unsigned long long)p->o.loops, (unsigned long long)p->per_pass);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int open_io(struct nvt_player *p, struct nvt_err *err)
+{
+	struct nvt_engine_params ep = {0};
+	int rc = nvt_ring_create(&p->ring, p->o.chunks, p->o.chunk_bytes, err);
+
+	if (rc)
+		return rc;
+	if (p->ring.notice[0] && p->o.notice)
+		p->o.notice(p->ring.notice, p->o.arg);
+	atomic_store(&p->ring.prod_waiting, 1); /* the reader wants every release */
+	ep.path = p->layout.path[0];
+	ep.layout = &p->layout;
+	ep.qd = p->o.qd;
+	ep.cmd_timeout_ns = p->o.timeout_ns;
+	ep.bufs = p->ring.mem;
+	ep.buf_bytes = p->o.chunk_bytes;
+	ep.nbufs = p->o.chunks;
+	ep.buf_phase = p->rec.data_offset;
+	ep.wake_fd = p->ring.prod_efd;
+	p->done = calloc(p->o.chunks, 1);
+	if (!p->done) {
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	if (nvt_engine_open(&p->eng, nvt_engine_for(p->o.engine, &p->layout), &ep, err))
+		return -(err->code ? err->code : EIO);
+	return 0;
+}
+
+static void destroy(struct nvt_player *p)
+{
+	nvt_engine_close(&p->eng);
+	nvt_ring_destroy(&p->ring);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->ready_cv);
+	free(p->done);
+	free(p->ev);
+	free(p);
+}
+
+int nvt_player_open(const struct nvt_play_opts *o, struct nvt_player **out, struct nvt_err *err)
+{
+	struct nvt_player *p;
+	int rc;
+
+	*out = NULL;
+	if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(*o)) {
+		nvt_err_param(err, "options not initialized: call nvt_play_opts_init() first");
+		return -EINVAL;
+	}
+	if (o->chunk_bytes < NVT_BLOCK || o->chunk_bytes % NVT_BLOCK || o->chunks < 2 ||
+	    o->qd < 1 || o->timeout_ns == 0) {
+		nvt_err_param(err, "chunk size must be a multiple of 4 KiB, with at least 2 chunks, "
+				   "a queue depth of at least 1 and a stall timeout");
+		return -EINVAL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	nvt_play_opts_init(&p->o);
+	memcpy(&p->o, o, o->struct_size);
+	p->ring.prod_efd = p->ring.cons_efd = -1;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->ready_cv, NULL);
+	rc = open_recording(p, err);
+	if (!rc) {
+		rc = -pthread_create(&p->thread, NULL, read_thread, p);
+		if (rc)
+			nvt_err_set(err, -rc, "cannot start the read thread: %s", strerror(-rc));
+	}
+	if (rc) {
+		destroy(p);
+		return rc;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (!atomic_load(&p->ready))
+		pthread_cond_wait(&p->ready_cv, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	if (p->open_rc) {
+		pthread_join(p->thread, NULL);
+		*err = p->err;
+		rc = p->open_rc;
+		destroy(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+const struct nvt_recording *nvt_player_recording(const struct nvt_player *p)
+{
+	return &p->rec;
+}
+
+int nvt_player_drops(const struct nvt_player *p, const struct nvt_drop_event **ev, uint64_t *n)
+{
+	*ev = p->ev;
+	*n = p->nev;
+	return 0;
+}
+
+static void wait_published(struct nvt_player *p)
+{
+	struct pollfd pfd = {.fd = p->ring.cons_efd, .events = POLLIN};
+	uint64_t v;
+
+	if (poll(&pfd, 1, 100) > 0 && read(p->ring.cons_efd, &v, sizeof(v)) < 0)
+		return;
+}
+
+int nvt_player_next(struct nvt_player *p, struct nvt_chunk *c, unsigned flags)
+{
+	for (;;) {
+		if (p->taken < nvt_ring_published(&p->ring)) {
+			uint64_t k = p->taken++;
+			c->data = nvt_ring_chunk(&p->ring, k);
+			c->bytes = p->ring.fill[k % p->ring.nchunks];
+			c->offset = chunk_offset(p, k);
+			c->pass = k / p->per_pass;
+			return 0;
+		}
+		if (atomic_load(&p->ring.closed) && p->taken == nvt_ring_published(&p->ring)) {
+			if (atomic_load(&p->failed))
+				return -(p->err.code ? p->err.code : EIO);
+			return atomic_load(&p->stop) ? -ECANCELED : -ENODATA;
+		}
+		if (flags & NVT_NEXT_NOWAIT)
+			return -EAGAIN;
+		wait_published(p);
+	}
+}
+
+void nvt_player_release(struct nvt_player *p)
+{
+	if (atomic_load(&p->ring.tail) < p->taken)
+		nvt_ring_release(&p->ring);
+}
+
+void nvt_player_stop(struct nvt_player *p)
+{
+	atomic_store(&p->stop, 1);
+	nvt_ring_wake_producer(&p->ring);
+}
+
+void nvt_player_stats(struct nvt_player *p, struct nvt_play_stats *st)
+{
+	st->bytes_read = atomic_load(&p->bytes_read);
+	st->reads_inflight = p->eng.inflight;
+	st->ring_fill = nvt_ring_fill(&p->ring);
+	st->ring_chunks = p->ring.nchunks;
+}
+
+int nvt_player_close(struct nvt_player *p, struct nvt_play_result *res)
+{
+	int rc;
+
+	nvt_player_stop(p);
+	nvt_ring_abort(&p->ring);
+	pthread_join(p->thread, NULL);
+	rc = atomic_load(&p->failed) ? -(p->err.code ? p->err.code : EIO) : 0;
+	if (res) {
+		res->rec = p->rec;
+		res->st.bytes_read = atomic_load(&p->bytes_read);
+		res->read_seconds =
+			p->t_read_end > p->t_read0 ? (p->t_read_end - p->t_read0) / 1e9 : 0;
+		res->read_cpu_ns = p->cpu_ns;
+		res->max_inflight = p->max_inflight;
+		if (p->err.code && !res->err.code)
+			res->err = p->err;
+	}
+	destroy(p);
+	return rc;
+}

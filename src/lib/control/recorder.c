@@ -1,0 +1,521 @@
+/* The push API's producer side: opening a recording (checks, ring, engine, space, first header,
+ * I/O thread), handing the producer free ring memory, publishing full chunks, recording where
+ * and how much the producer lost, and closing (drain, finalize, result). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control/recorder_int.h"
+#include "format/lifecycle.h"
+#include "storage/engine.h"
+#include "sys/devcheck.h"
+#include "util/sysutil.h"
+
+#define EXTEND_STEP (1ull << 30) /* open-ended recordings reserve the first GiB up front */
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
+{
+	const struct nvt_engine_ops *e = nvt_engine_find(o->engine ? o->engine : "");
+
+	if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(*o)) {
+		nvt_err_param(err, "options not initialized: call nvt_record_opts_init() first");
+		return -EINVAL;
+	}
+	if (!e) {
+		nvt_err_param(err, "unknown engine \"%s\" (engines: %s)", o->engine ? o->engine : "",
+			      nvt_engine_names());
+		return -EINVAL;
+	}
+	if (o->chunk_bytes < NVT_BLOCK || o->chunk_bytes % NVT_BLOCK ||
+	    o->chunk_bytes > (1u << 30)) {
+		nvt_err_param(err, "chunk size must be a multiple of 4 KiB between 4K and 1G");
+		return -EINVAL;
+	}
+	if (o->chunks < 2 || o->chunks > 65536) {
+		nvt_err_param(err, "ring chunks must be between 2 and 65536");
+		return -EINVAL;
+	}
+	if (o->qd < 1 || o->qd > 1024) {
+		nvt_err_param(err, "queue depth must be between 1 and 1024");
+		return -EINVAL;
+	}
+	if (e->max_qd && o->qd > e->max_qd) {
+		nvt_err_param(err, "the %s engine keeps 1 to %u %s in flight", e->name, e->max_qd,
+			      e->caps & NVT_ENGINE_QD_PER_DRIVE ? "commands per drive" : "I/Os");
+		return -EINVAL;
+	}
+	if (o->unit_bytes < 1 || o->unit_bytes > NVT_BLOCK || NVT_BLOCK % o->unit_bytes) {
+		nvt_err_param(err, "a stream unit must divide 4096 bytes (got %u)", o->unit_bytes);
+		return -EINVAL;
+	}
+	if (o->format == NVT_FMT_FDREC && o->source_kind != NVT_SRC_TPG) {
+		nvt_err_param(err, "the FPGA Drive Recorder format holds 16-byte test-pattern beats "
+				   "only: record the test pattern with it");
+		return -EINVAL;
+	}
+	if (o->timeout_ns == 0) {
+		nvt_err_param(err, "the stall timeout must be > 0");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Bytes the recording takes at most (header included), 0 = unknown. */
+static uint64_t planned_bytes(const struct nvt_recorder *r)
+{
+	const struct nvt_record_opts *o = &r->o;
+
+	if (r->limit_bytes)
+		return NVT_HEADER_SIZE + r->limit_bytes;
+	if (o->rate_bps && o->duration_ns) {
+		unsigned __int128 b = (unsigned __int128)o->rate_bps * o->duration_ns / 1000000000u;
+		if (b < UINT64_MAX / 2)
+			return NVT_HEADER_SIZE + align_up((uint64_t)b, NVT_BLOCK);
+	}
+	return 0;
+}
+
+static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_err *err)
+{
+	const struct nvt_engine_ops *e = nvt_engine_find(r->o.engine);
+
+	if (e->caps & NVT_ENGINE_DISKLESS)
+		return 0;
+	if ((e->caps & NVT_ENGINE_FILE_NEEDS_SIZE) && !reserve && r->layout.n == 1 &&
+	    strncmp(r->layout.path[0], "/dev/", 5)) {
+		nvt_err_param(err,
+			      "the %s engine writes a file only with its length known up front (a "
+			      "size, or a duration with a rate): the file is allocated and mapped "
+			      "before the first write",
+			      e->name);
+		return -EINVAL;
+	}
+	for (unsigned m = 0; m < r->layout.n; m++) {
+		uint64_t need = r->limit_bytes ? r->layout.member_offset +
+							 nvt_layout_share(&r->layout, m, reserve)
+					       : 0;
+		if (nvt_target_check_output(r->layout.path[m], need, r->o.force, err))
+			return -(err->code ? err->code : EIO);
+	}
+	return 0;
+}
+
+static int reserve_space(struct nvt_recorder *r, uint64_t reserve, struct nvt_err *err)
+{
+	struct nvt_err rerr = {0};
+	uint64_t t0 = nvt_mono_ns();
+	int rc;
+
+	if (!r->eng.can_reserve)
+		return 0;
+	r->extend = !reserve; /* open-ended: the first step now, the next ones ahead of writes */
+	if (!reserve)
+		reserve = EXTEND_STEP;
+	rc = r->eng.ops->reserve(&r->eng, reserve, &rerr);
+	if (rc == -ENOSPC && r->limit_bytes) {
+		nvt_err_set(err, ENOSPC, "%s: %s; free space or record less", r->layout.path[0],
+			    rerr.msg);
+		r->eng.ops->truncate(&r->eng, 0, &rerr);
+		return -ENOSPC;
+	}
+	if (rc)
+		nvt_rec_notice(r, "space not reserved up front (%s)", rerr.msg);
+	if (r->eng.zero_filled)
+		nvt_rec_notice(r,
+			       "this filesystem does not preallocate for this engine: %llu MB "
+			       "zero-filled up front in %.1f s, so that recording overwrites "
+			       "instead of extending%s",
+			       (unsigned long long)(reserve / 1000000), (nvt_mono_ns() - t0) / 1e9,
+			       r->extend ? "; beyond that the file grows slowly: give a size" : "");
+	r->prealloc_end = reserve;
+	return 0;
+}
+
+static int open_engine(struct nvt_recorder *r, uint64_t reserve, struct nvt_err *err)
+{
+	struct nvt_engine_params ep = {0};
+
+	ep.path = r->layout.path[0];
+	ep.layout = &r->layout;
+	ep.write = true;
+	ep.qd = r->o.qd;
+	ep.prealloc = reserve;
+	ep.cmd_timeout_ns = r->o.timeout_ns;
+	ep.bufs = r->ring.mem;
+	ep.buf_bytes = r->o.chunk_bytes;
+	ep.nbufs = r->o.chunks;
+	ep.buf_phase = NVT_HEADER_SIZE;
+	ep.wake_fd = r->ring.cons_efd;
+	if (nvt_engine_open(&r->eng, nvt_engine_for(r->o.engine, &r->layout), &ep, err))
+		return -(err->code ? err->code : EIO);
+	char note[512];
+	if (nvt_engine_fixed_bufs_note(&r->eng, r->ring.map_bytes, note, sizeof(note)))
+		nvt_rec_notice(r, "%s", note);
+	snprintf(r->res.engine_desc, sizeof(r->res.engine_desc), "%s", r->eng.desc);
+	return reserve_space(r, reserve, err);
+}
+
+static void describe(struct nvt_recorder *r)
+{
+	const struct nvt_record_opts *o = &r->o;
+	struct nvt_recording *rec = &r->rec;
+
+	rec->format = o->format;
+	rec->beat_bytes = r->unit;
+	rec->source_kind = o->source_kind;
+	snprintf(rec->source_name, sizeof(rec->source_name), "%s",
+		 o->source_name ? o->source_name : "");
+	rec->chunk_bytes = (uint32_t)o->chunk_bytes;
+	rec->chunk_count = o->chunks;
+	if (r->layout.n > 1) {
+		rec->members = r->layout.n;
+		rec->stripe_bytes = r->layout.stripe;
+		rec->member_offset = r->layout.member_offset;
+	}
+	rec->io_path = r->eng.io_path;
+	rec->drive_count = r->eng.ndrives;
+	memcpy(rec->drive, r->eng.drive, sizeof(rec->drive));
+	rec->rate_bps = o->rate_bps;
+	nvt_recording_begin(rec, nvt_real_ns());
+}
+
+static int setup(struct nvt_recorder *r, struct nvt_err *err)
+{
+	uint64_t reserve;
+	int rc;
+
+	nvt_layout_resolve(&r->o.layout, r->o.path, &r->layout);
+	if (nvt_layout_check(&r->layout, err)) {
+		err->flags |= NVT_ERR_PARAM;
+		return -EINVAL;
+	}
+	reserve = planned_bytes(r);
+	rc = check_targets(r, reserve, err);
+	if (rc)
+		return rc;
+	rc = nvt_ring_create(&r->ring, r->o.chunks, r->o.chunk_bytes, err);
+	if (rc)
+		return rc;
+	if (r->ring.notice[0])
+		nvt_rec_notice(r, "%s", r->ring.notice);
+	rc = open_engine(r, reserve, err);
+	if (rc == -ENOSPC) {
+		for (unsigned m = 0; m < r->layout.n; m++)
+			unlink(r->layout.path[m]);
+		return rc;
+	}
+	if (rc)
+		return rc;
+	r->slot_off = calloc(r->o.chunks, sizeof(*r->slot_off));
+	r->slot_len = calloc(r->o.chunks, sizeof(*r->slot_len));
+	r->slot_done = calloc(r->o.chunks, 1);
+	if (!r->slot_off || !r->slot_len || !r->slot_done ||
+	    posix_memalign(&r->hdr, NVT_BLOCK, NVT_HEADER_SIZE) ||
+	    posix_memalign(&r->ckpt_hdr, NVT_BLOCK, NVT_HEADER_SIZE)) {
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	describe(r);
+	nvt_recording_encode(&r->rec, r->hdr);
+	return r->eng.ops->write_sync(&r->eng, r->hdr, NVT_HEADER_SIZE, 0, err);
+}
+
+static void destroy(struct nvt_recorder *r)
+{
+	nvt_engine_close(&r->eng);
+	nvt_ring_destroy(&r->ring);
+	pthread_mutex_destroy(&r->ev_lock);
+	pthread_mutex_destroy(&r->open_lock);
+	pthread_cond_destroy(&r->open_cv);
+	free(r->ev);
+	free(r->slot_off);
+	free(r->slot_len);
+	free(r->slot_done);
+	free(r->hdr);
+	free(r->ckpt_hdr);
+	free(r);
+}
+
+int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out,
+		      struct nvt_err *err)
+{
+	struct nvt_recorder *r;
+	int rc;
+
+	*out = NULL;
+	rc = check_opts(o, err);
+	if (rc)
+		return rc;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(&r->o, o, o->struct_size);
+	r->ring.prod_efd = r->ring.cons_efd = -1;
+	pthread_mutex_init(&r->ev_lock, NULL);
+	pthread_mutex_init(&r->open_lock, NULL);
+	pthread_cond_init(&r->open_cv, NULL);
+	r->unit = o->unit_bytes;
+	r->limit_bytes = o->size_bytes;
+	if (r->unit > 1 && r->limit_bytes % NVT_BLOCK) {
+		r->limit_bytes = align_up(r->limit_bytes, NVT_BLOCK);
+		nvt_rec_notice(r, "size rounded up to %llu bytes (whole 4 KiB blocks for O_DIRECT)",
+			       (unsigned long long)r->limit_bytes);
+	}
+	/* the I/O thread opens the engine itself: its io_uring has a single issuer */
+	rc = -pthread_create(&r->io_thread, NULL, nvt_rec_io_thread, r);
+	if (rc) {
+		nvt_err_set(err, -rc, "cannot start the I/O thread: %s", strerror(-rc));
+		destroy(r);
+		return rc;
+	}
+	pthread_mutex_lock(&r->open_lock);
+	while (!r->opened)
+		pthread_cond_wait(&r->open_cv, &r->open_lock);
+	pthread_mutex_unlock(&r->open_lock);
+	if (r->open_rc) {
+		pthread_join(r->io_thread, NULL);
+		*err = r->err;
+		rc = r->open_rc;
+		destroy(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int nvt_rec_setup(struct nvt_recorder *r)
+{
+	int rc = setup(r, &r->err);
+
+	pthread_mutex_lock(&r->open_lock);
+	r->open_rc = rc ? rc : 0;
+	r->opened = true;
+	pthread_cond_signal(&r->open_cv);
+	pthread_mutex_unlock(&r->open_lock);
+	return rc;
+}
+
+static void mark_start(struct nvt_recorder *r)
+{
+	if (!atomic_load_explicit(&r->t0_mono, memory_order_relaxed)) {
+		r->t0_real = nvt_real_ns();
+		atomic_store(&r->t0_mono, nvt_mono_ns());
+	}
+}
+
+static uint64_t since_start(struct nvt_recorder *r)
+{
+	uint64_t t0 = atomic_load(&r->t0_mono);
+	return t0 ? nvt_mono_ns() - t0 : 0;
+}
+
+static void add_event(struct nvt_recorder *r, uint64_t offset, uint64_t units, uint64_t t)
+{
+	pthread_mutex_lock(&r->ev_lock);
+	if (r->nev == r->ev_cap) {
+		uint64_t cap = r->ev_cap ? r->ev_cap * 2 : 256;
+		struct nvt_drop_event *n = realloc(r->ev, cap * sizeof(*n));
+		if (!n) {
+			/* the count stays exact in drops; only the position list is cut short */
+			pthread_mutex_unlock(&r->ev_lock);
+			return;
+		}
+		r->ev = n;
+		r->ev_cap = cap;
+	}
+	r->ev[r->nev++] = (struct nvt_drop_event){.data_offset = offset, .beats = units, .time_ns = t};
+	pthread_mutex_unlock(&r->ev_lock);
+}
+
+/* Losses reported since the last data become one index event at the current position. */
+static void settle_drops(struct nvt_recorder *r)
+{
+	if (!r->pending_drop)
+		return;
+	add_event(r, atomic_load_explicit(&r->produced, memory_order_relaxed), r->pending_drop,
+		  r->pending_time);
+	r->pending_drop = 0;
+	atomic_store(&r->pending_event, 0);
+}
+
+struct nvt_drop_event *nvt_rec_drop_events(struct nvt_recorder *r, uint64_t *n)
+{
+	struct nvt_drop_event *copy;
+
+	pthread_mutex_lock(&r->ev_lock);
+	*n = r->nev;
+	copy = malloc((r->nev ? r->nev : 1) * sizeof(*copy));
+	if (copy && r->nev)
+		memcpy(copy, r->ev, r->nev * sizeof(*copy));
+	if (!copy)
+		*n = 0;
+	pthread_mutex_unlock(&r->ev_lock);
+	return copy;
+}
+
+static bool limit_reached(struct nvt_recorder *r)
+{
+	if (r->limit_bytes &&
+	    atomic_load_explicit(&r->produced, memory_order_relaxed) >= r->limit_bytes)
+		return true;
+	return r->o.duration_ns && !r->o.producer_times_duration &&
+	       since_start(r) >= r->o.duration_ns;
+}
+
+static void publish(struct nvt_recorder *r)
+{
+	if (r->cur && r->cur_fill)
+		nvt_ring_publish(&r->ring, (uint32_t)r->cur_fill);
+	r->cur = NULL;
+	r->cur_fill = 0;
+}
+
+void *nvt_recorder_acquire(struct nvt_recorder *r, size_t *room, unsigned flags)
+{
+	uint64_t left;
+
+	*room = 0;
+	if (!atomic_load(&r->stopping) && limit_reached(r)) {
+		r->limit_hit = true;
+		atomic_store(&r->stopping, 1);
+	}
+	while (!r->cur) {
+		if (atomic_load(&r->stopping) || atomic_load(&r->ring.aborted)) {
+			errno = ECANCELED;
+			return NULL;
+		}
+		if (nvt_ring_can_produce(&r->ring)) {
+			r->cur = nvt_ring_chunk(&r->ring, atomic_load_explicit(&r->ring.head,
+									       memory_order_relaxed));
+			r->cur_fill = 0;
+			break;
+		}
+		if (flags & NVT_ACQUIRE_NOWAIT) {
+			errno = EAGAIN;
+			return NULL;
+		}
+		nvt_ring_wait_free(&r->ring, 100);
+	}
+	if (atomic_load(&r->stopping)) {
+		errno = ECANCELED;
+		return NULL;
+	}
+	left = r->ring.chunk_bytes - r->cur_fill;
+	if (r->limit_bytes) {
+		uint64_t to_limit = r->limit_bytes - atomic_load_explicit(&r->produced,
+									  memory_order_relaxed);
+		if (to_limit < left)
+			left = to_limit;
+	}
+	*room = (size_t)(left - left % r->unit);
+	return r->cur + r->cur_fill;
+}
+
+int nvt_recorder_commit(struct nvt_recorder *r, size_t bytes)
+{
+	if (!r->cur || bytes % r->unit || bytes > r->ring.chunk_bytes - r->cur_fill)
+		return -EINVAL;
+	if (!bytes)
+		return 0;
+	mark_start(r);
+	settle_drops(r);
+	r->cur_fill += bytes;
+	atomic_fetch_add(&r->produced, bytes);
+	if (r->cur_fill == r->ring.chunk_bytes ||
+	    (r->limit_bytes && atomic_load(&r->produced) >= r->limit_bytes))
+		publish(r);
+	return 0;
+}
+
+int nvt_recorder_drop(struct nvt_recorder *r, uint64_t units)
+{
+	if (!units)
+		return 0;
+	mark_start(r);
+	if (!r->pending_drop)
+		r->pending_time = since_start(r);
+	if (r->pending_drop > UINT64_MAX - units)
+		return -EOVERFLOW;
+	r->pending_drop += units;
+	atomic_store(&r->pending_event, 1);
+	atomic_fetch_add(&r->drops, units);
+	return 0;
+}
+
+void nvt_recorder_fail(struct nvt_recorder *r, const struct nvt_err *why)
+{
+	nvt_rec_fail(r, NVT_STOP_SOURCE_ERROR, why && why->code ? why->code : EIO, "%s",
+		     why && why->msg[0] ? why->msg : "the producer failed");
+}
+
+void nvt_recorder_stop(struct nvt_recorder *r)
+{
+	atomic_store(&r->stop_req, 1);
+	atomic_store(&r->stopping, 1);
+	nvt_ring_wake_producer(&r->ring);
+}
+
+int nvt_recorder_stopping(struct nvt_recorder *r)
+{
+	return atomic_load(&r->stopping) || limit_reached(r);
+}
+
+void nvt_recorder_stats(struct nvt_recorder *r, struct nvt_record_stats *st)
+{
+	nvt_rec_fill_stats(r, st, nvt_mono_ns(), false);
+}
+
+enum nvt_stop_reason nvt_rec_end_reason(struct nvt_recorder *r)
+{
+	if (atomic_load(&r->failed))
+		return r->reason;
+	if (r->signalled)
+		return NVT_STOP_SIGNAL;
+	if (atomic_load(&r->stop_req))
+		return NVT_STOP_REQUEST;
+	if (r->limit_hit || limit_reached(r) ||
+	    (r->o.duration_ns && since_start(r) >= r->o.duration_ns))
+		return NVT_STOP_LIMIT;
+	return NVT_STOP_EOF;
+}
+
+static void fill_result(struct nvt_recorder *r, uint64_t t_end)
+{
+	struct nvt_record_result *res = &r->res;
+
+	nvt_rec_fill_stats(r, &res->st, t_end, true);
+	res->st.drop_events = r->rec.drop_events;
+	res->rec = r->rec;
+	res->seconds = r->rec.duration_ns / 1e9;
+	res->source_bytes = atomic_load(&r->produced);
+	res->io_cpu_ns = r->io_cpu_ns;
+	res->hugetlb = r->ring.hugetlb;
+	res->fixed_bufs = r->eng.fixed_bufs;
+}
+
+int nvt_recorder_close(struct nvt_recorder *r, struct nvt_record_result *out)
+{
+	int rc;
+
+	settle_drops(r);
+	publish(r);
+	nvt_ring_close(&r->ring);
+	pthread_join(r->io_thread, NULL); /* it drains, then finalizes */
+	fill_result(r, r->t_end);
+	r->res.reason = r->reason;
+	r->res.err = r->err;
+	rc = atomic_load(&r->failed) || r->err.code ? -(r->err.code ? r->err.code : EIO) : 0;
+	if (out)
+		*out = r->res;
+	destroy(r);
+	return rc;
+}

@@ -1,0 +1,80 @@
+/* The recorder's state, shared by its producer side (recorder.c: the push API) and its I/O
+ * thread (record_io.c: in-order writes, checkpoints, watchdog, finalization). */
+#ifndef NVT_CONTROL_RECORDER_INT_H
+#define NVT_CONTROL_RECORDER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "nvtape/recorder.h"
+#include "ring/ring.h"
+#include "storage/engine.h"
+
+struct nvt_recorder {
+	struct nvt_record_opts o; /* the caller's options (its strings must outlive close) */
+	struct nvt_record_result res; /* filled as the recording ends, copied out by close */
+	struct nvt_ring ring;
+	struct nvt_engine eng;
+	struct nvt_layout layout;
+	struct nvt_recording rec;
+	uint64_t limit_bytes; /* size limit in bytes (rounded to whole units), 0 = none */
+	uint32_t unit;        /* bytes of one stream unit */
+
+	/* producer side: the producer thread only */
+	uint8_t *cur;
+	uint64_t cur_fill;
+	uint64_t pending_drop; /* units lost since the last data, not yet an index event */
+	uint64_t pending_time; /* when the first of them was lost (ns since t0) */
+	bool limit_hit;
+
+	/* shared between the producer, the I/O thread and stats() */
+	_Atomic uint64_t produced;  /* bytes committed into chunks, published or not */
+	_Atomic uint64_t drops;     /* units dropped */
+	_Atomic uint64_t t0_mono;   /* first commit or drop (0 until then) */
+	_Atomic int pending_event;  /* pending_drop != 0 */
+	_Atomic int stop_req;       /* stop() or a signal */
+	_Atomic int stopping;       /* acquire() refuses from now on */
+	uint64_t t0_real;
+	pthread_mutex_t ev_lock; /* drop events, appended by the producer */
+	struct nvt_drop_event *ev;
+	uint64_t nev, ev_cap;
+
+	/* I/O thread */
+	pthread_t io_thread;
+	pthread_mutex_t open_lock; /* open_cv: the I/O thread has opened the storage */
+	pthread_cond_t open_cv;
+	bool opened;
+	int open_rc;
+	uint64_t t_end;
+	void *hdr, *ckpt_hdr; /* 4 KiB aligned header images (sync / checkpoint writes) */
+	uint64_t *slot_off, *slot_len;
+	uint8_t *slot_done;
+	uint64_t issued, released, issue_off, written, durable;
+	uint64_t prealloc_end;
+	bool extend; /* reserve ahead (size unknown) */
+	_Atomic int failed;
+	bool signalled;
+	enum nvt_stop_reason reason;
+	bool ckpt_busy;
+	uint64_t ckpt_target, ckpt_last;
+	unsigned max_inflight;
+	uint64_t io_cpu_ns;
+	struct nvt_err err;
+};
+
+void nvt_rec_notice(struct nvt_recorder *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void nvt_rec_fail(struct nvt_recorder *r, enum nvt_stop_reason reason, int code,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void *nvt_rec_io_thread(void *arg);
+/* The I/O thread's first duty: checks, ring, engine, space, first header; tells the opener. */
+int nvt_rec_setup(struct nvt_recorder *r);
+enum nvt_stop_reason nvt_rec_end_reason(struct nvt_recorder *r);
+void nvt_rec_fill_stats(struct nvt_recorder *r, struct nvt_record_stats *st, uint64_t now,
+			bool final);
+/* Drop events so far, copied (malloc'ed; NULL and *n = 0 when there are none or no memory). */
+struct nvt_drop_event *nvt_rec_drop_events(struct nvt_recorder *r, uint64_t *n);
+/* Index, trim, the header as complete, made durable. */
+int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err);
+
+#endif

@@ -1,0 +1,23 @@
+/* The header's life while recording, in one place: what begin, each checkpoint and the finish
+ * set, and the fields every reader derives (complete, valid_bytes). */
+#ifndef NVT_FORMAT_LIFECYCLE_H
+#define NVT_FORMAT_LIFECYCLE_H
+
+#include "nvtape/format.h"
+
+/* Version, data offset, host, writer and start time of a recording about to be written. */
+void nvt_recording_begin(struct nvt_recording *rec, uint64_t now_real_ns);
+/* The 4096-byte header image in the recording's own format (nvtape or fdrec). */
+void nvt_recording_encode(const struct nvt_recording *rec, void *buf4096);
+/* A checkpoint: durable_bytes of data are durable and drops units were lost so far. */
+void nvt_recording_checkpoint(struct nvt_recording *rec, uint64_t durable_bytes, uint64_t drops,
+			      uint64_t now_real_ns);
+/* Undo the last checkpoint's count when its header write could not be queued. */
+void nvt_recording_checkpoint_undo(struct nvt_recording *rec);
+/* The final header: data_bytes written, COMPLETE (and STOP_ERROR when ended by an error). */
+void nvt_recording_finish(struct nvt_recording *rec, uint64_t data_bytes, bool stop_error,
+			  uint64_t now_real_ns);
+/* complete and valid_bytes from flags and lengths. */
+void nvt_recording_derive(struct nvt_recording *rec);
+
+#endif
