@@ -316,6 +316,8 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 		fprintf(f, "  index           %llu bytes at offset %llu\n",
 			(unsigned long long)r->index_bytes, (unsigned long long)r->index_offset);
 	fprintf(f, "  host / writer   %s / %s\n", r->hostname, r->writer);
+	if (r->source_name[0])
+		fprintf(f, "  source name     %s\n", r->source_name);
 	if (r->io_path == NVT_PATH_NVME)
 		fprintf(f, "  written by      NVMe commands built by nvtape (passthrough)\n");
 	for (uint32_t i = 0; i < r->drive_count; i++)
@@ -352,6 +354,8 @@ void cli_json_recording(FILE *f, const struct nvt_recording *r)
 	cli_json_str(f, r->hostname);
 	fprintf(f, ",\"writer\":");
 	cli_json_str(f, r->writer);
+	fprintf(f, ",\"source_name\":");
+	cli_json_str(f, r->source_name);
 	fprintf(f, ",\"io_path\":\"%s\",\"drives\":[",
 		r->io_path == NVT_PATH_NVME ? "nvme" : "block");
 	for (uint32_t i = 0; i < r->drive_count; i++) {

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the public API: a source registered from outside the library records through
+ * nvt_record exactly like a built-in one; the push API places drops in the index at the data
+ * position where they happened; stop() from another thread ends a blocking producer; options
+ * that are refused say so (NVT_ERR_PARAM). */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "nvtape/layout.h"
+#include "nvtape/recorder.h"
+#include "nvtape/source.h"
+
+static char dir[] = "/var/tmp/nvt-api-XXXXXX";
+
+/* An out-of-tree source: little-endian u32 counters starting at the number after "counter:". */
+static int counter_run(struct nvt_recorder *r, const struct nvt_source_args *a,
+		       struct nvt_source_report *rep, struct nvt_err *err)
+{
+	uint32_t v = (uint32_t)strtoul(a->arg, NULL, 10);
+	size_t room;
+	void *p;
+
+	(void)rep;
+	(void)err;
+	while ((p = nvt_recorder_acquire(r, &room, 0))) {
+		uint32_t *w = p;
+		for (size_t i = 0; i < room / 4; i++)
+			w[i] = v++;
+		nvt_recorder_commit(r, room);
+	}
+	return errno == ECANCELED ? 0 : -errno;
+}
+
+static const struct nvt_source_ops counter = {
+	.name = "counter",
+	.help = "u32 counters (a test source registered from outside the library)",
+	.kind = NVT_SRC_API,
+	.unit_bytes = 4,
+	.caps = NVT_SOURCE_NEEDS_ARG,
+	.run = counter_run,
+};
+
+static void path_of(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%s/%s", dir, name);
+}
+
+static void test_registered_source(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_record_result res;
+	struct nvt_err err = {0};
+	char path[256];
+	(void)state;
+
+	assert_int_equal(nvt_source_register(&counter, &err), 0);
+	assert_int_equal(nvt_source_register(&counter, &err), -EEXIST);
+	assert_non_null(strstr(nvt_source_names(), "counter"));
+	path_of(path, sizeof(path), "counter.nvt");
+	nvt_record_opts_init(&o);
+	o.path = path;
+	o.source = "counter:1000";
+	o.size_bytes = 3u << 20;
+	o.chunk_bytes = 1u << 20;
+	o.chunks = 4;
+	o.stats_ns = 0;
+	assert_int_equal(nvt_record(&o, &res), 0);
+	assert_int_equal(res.rec.data_bytes, 3u << 20);
+	assert_int_equal(res.reason, NVT_STOP_LIMIT);
+	assert_string_equal(res.rec.source_name, "counter");
+
+	FILE *f = fopen(path, "rb");
+	uint32_t w[4];
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 4096 + 4 * 12345, SEEK_SET), 0);
+	assert_int_equal(fread(w, 4, 4, f), 4);
+	fclose(f);
+	assert_int_equal(w[0], 1000 + 12345);
+	assert_int_equal(w[3], 1000 + 12348);
+
+	/* a source that needs its argument, and an unknown one: refused as options */
+	o.source = "counter";
+	assert_int_equal(nvt_record(&o, &res), -EINVAL);
+	assert_true(res.err.flags & NVT_ERR_PARAM);
+	o.source = "nosuch";
+	assert_int_equal(nvt_record(&o, &res), -EINVAL);
+	assert_non_null(strstr(res.err.msg, "counter"));
+}
+
+static void test_push_drops_at_positions(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_record_result res;
+	struct nvt_recorder *r;
+	struct nvt_err err = {0};
+	struct nvt_layout l = {0};
+	struct nvt_recording rec;
+	struct nvt_drop_event *ev;
+	uint64_t nev;
+	char path[256];
+	size_t room;
+	(void)state;
+
+	path_of(path, sizeof(path), "push.nvt");
+	nvt_record_opts_init(&o);
+	o.path = path;
+	o.unit_bytes = 8;
+	o.chunk_bytes = 64 << 10;
+	o.chunks = 4;
+	o.stats_ns = 0;
+	assert_int_equal(nvt_recorder_open(&o, &r, &err), 0);
+	/* 3 units, 5 lost, 100 units (crossing nothing), 2 + 7 lost, 1 unit, 4 lost at the end */
+	uint8_t *p = nvt_recorder_acquire(r, &room, 0);
+	assert_non_null(p);
+	assert_int_equal(room, 64 << 10);
+	memset(p, 1, 24);
+	assert_int_equal(nvt_recorder_commit(r, 24), 0);
+	assert_int_equal(nvt_recorder_commit(r, 3), -EINVAL); /* not whole units */
+	nvt_recorder_drop(r, 5);
+	p = nvt_recorder_acquire(r, &room, 0);
+	memset(p, 2, 800);
+	nvt_recorder_commit(r, 800);
+	nvt_recorder_drop(r, 2);
+	nvt_recorder_drop(r, 7);
+	p = nvt_recorder_acquire(r, &room, 0);
+	memset(p, 3, 8);
+	nvt_recorder_commit(r, 8);
+	nvt_recorder_drop(r, 4);
+	assert_int_equal(nvt_recorder_close(r, &res), 0);
+	assert_int_equal(res.rec.data_bytes, 832);
+	assert_int_equal(res.rec.drop_count, 18);
+	assert_int_equal(res.rec.drop_events, 3);
+
+	nvt_layout_resolve(&l, path, &l);
+	assert_int_equal(nvt_recording_open(&l, &rec, &err), 0);
+	assert_string_equal(rec.source_name, "api");
+	assert_int_equal(nvt_recording_read_index(&l, &rec, &ev, &nev, &err), 0);
+	assert_int_equal(nev, 3);
+	assert_int_equal(ev[0].data_offset, 24);
+	assert_int_equal(ev[0].beats, 5);
+	assert_int_equal(ev[1].data_offset, 824);
+	assert_int_equal(ev[1].beats, 9);
+	assert_int_equal(ev[2].data_offset, 832);
+	assert_int_equal(ev[2].beats, 4);
+	assert_true(ev[0].time_ns <= ev[1].time_ns && ev[1].time_ns <= ev[2].time_ns);
+	free(ev);
+}
+
+static void *stopper(void *arg)
+{
+	usleep(200000);
+	nvt_recorder_stop(arg);
+	return NULL;
+}
+
+static void test_stop_ends_blocking_producer(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_record_result res;
+	struct nvt_recorder *r;
+	struct nvt_err err = {0};
+	pthread_t t;
+	size_t room;
+	void *p;
+	uint64_t total = 0;
+	(void)state;
+
+	nvt_record_opts_init(&o);
+	o.path = "unused";
+	o.engine = "null";
+	o.chunk_bytes = 64 << 10;
+	o.chunks = 4;
+	o.stats_ns = 0;
+	assert_int_equal(nvt_recorder_open(&o, &r, &err), 0);
+	pthread_create(&t, NULL, stopper, r);
+	while ((p = nvt_recorder_acquire(r, &room, 0))) {
+		nvt_recorder_commit(r, room);
+		total += room;
+	}
+	assert_int_equal(errno, ECANCELED);
+	pthread_join(t, NULL);
+	assert_int_equal(nvt_recorder_close(r, &res), 0);
+	assert_int_equal(res.reason, NVT_STOP_REQUEST);
+	assert_int_equal(res.rec.data_bytes, total);
+	assert_true(total > 0);
+}
+
+static void test_refused_options(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_recorder *r;
+	struct nvt_err err = {0};
+	(void)state;
+
+	nvt_record_opts_init(&o);
+	o.path = "unused";
+	o.chunk_bytes = 5000;
+	assert_int_equal(nvt_recorder_open(&o, &r, &err), -EINVAL);
+	assert_null(r);
+	assert_true(err.flags & NVT_ERR_PARAM);
+	assert_null(strstr(err.msg, "--")); /* the library names no command-line flags */
+	memset(&o, 0, sizeof(o));
+	nvt_err_clear(&err);
+	assert_int_equal(nvt_recorder_open(&o, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "nvt_record_opts_init"));
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_registered_source),
+		cmocka_unit_test(test_push_drops_at_positions),
+		cmocka_unit_test(test_stop_ends_blocking_producer),
+		cmocka_unit_test(test_refused_options),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
