@@ -17,6 +17,11 @@ extern "C" {
 #define NVT_API
 #endif
 
+/* C++ spells C11's _Static_assert (used by the on-disk layouts in format.h) static_assert. */
+#if defined(__cplusplus) && !defined(_Static_assert)
+#define _Static_assert static_assert
+#endif
+
 #ifndef NVT_VERSION
 #define NVT_VERSION "0.1.0"
 #endif

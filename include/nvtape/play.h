@@ -13,6 +13,10 @@
 #include "nvtape.h"
 #include "pattern.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct nvt_play_stats {
 	uint64_t elapsed_ns;   /* since the sink started */
 	uint64_t bytes_played; /* consumed by the sink */
@@ -70,9 +74,13 @@ struct nvt_play_result {
 	struct nvt_err err;
 };
 
-void nvt_play_opts_default(struct nvt_play_opts *o);
+NVT_API void nvt_play_opts_default(struct nvt_play_opts *o);
 /* 0 complete and clean, 2 complete with a checker problem, 1 runtime error or incomplete,
  * 64 usage (e.g. the checker on a recording that is not test pattern). */
-int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res);
+NVT_API int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

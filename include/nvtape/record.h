@@ -12,6 +12,10 @@
 #include "layout.h"
 #include "nvtape.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct nvt_record_stats {
 	uint64_t elapsed_ns;
 	uint64_t bytes_written; /* data bytes completed on storage, contiguous */
@@ -86,5 +90,9 @@ NVT_API void nvt_record_opts_init(struct nvt_record_opts *o);
  * options have NVT_ERR_PARAM set). Drops are in res, not in the return code. */
 NVT_API int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res);
 NVT_API const char *nvt_stop_reason_name(enum nvt_stop_reason r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

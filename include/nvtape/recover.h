@@ -9,6 +9,10 @@
 #include "layout.h"
 #include "nvtape.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct nvt_recover_opts {
 	const char *path;
 	struct nvt_layout layout; /* several members when n > 0 */
@@ -29,8 +33,12 @@ struct nvt_recover_result {
 	struct nvt_err err;
 };
 
-void nvt_recover_opts_default(struct nvt_recover_opts *o);
+NVT_API void nvt_recover_opts_default(struct nvt_recover_opts *o);
 /* NVT_EXIT_OK when the file is (now) complete, NVT_EXIT_RUNTIME otherwise. */
-int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res);
+NVT_API int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 #include "nvtape.h"
 #include "speedtest.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* What the report is about. Either result may be NULL (bench and speedtest alone or both). */
 struct nvt_report {
 	const char *title;
@@ -18,8 +22,12 @@ struct nvt_report {
 	const struct nvt_speedtest_result *speed;
 };
 
-int nvt_report_html(FILE *f, const struct nvt_report *r);
+NVT_API int nvt_report_html(FILE *f, const struct nvt_report *r);
 /* Write to path (atomically: a temporary file renamed into place). */
-int nvt_report_write(const char *path, const struct nvt_report *r, struct nvt_err *err);
+NVT_API int nvt_report_write(const char *path, const struct nvt_report *r, struct nvt_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 #include "layout.h"
 #include "nvtape.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum nvt_setup_mode { NVT_SETUP_RAID0, NVT_SETUP_SINGLE, NVT_SETUP_TEARDOWN };
 
 struct nvt_setup_opts {
@@ -27,8 +31,12 @@ struct nvt_setup_opts {
 	void *arg;
 };
 
-void nvt_setup_opts_default(struct nvt_setup_opts *o);
+NVT_API void nvt_setup_opts_default(struct nvt_setup_opts *o);
 /* NVT_EXIT_OK, NVT_EXIT_RUNTIME (err says why), NVT_EXIT_USAGE (refused or declined). */
-int nvt_setup(const struct nvt_setup_opts *o, struct nvt_err *err);
+NVT_API int nvt_setup(const struct nvt_setup_opts *o, struct nvt_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -122,9 +122,14 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
 	return 0;
 }
 
+bool cli_engine_ok(const char *val, bool writer)
+{
+	return !strcmp(val, "file") || !strcmp(val, "nvme") || (writer && !strcmp(val, "null"));
+}
+
 int cli_engine(const char *val, bool writer, const char **out)
 {
-	if (!strcmp(val, "file") || !strcmp(val, "nvme") || (writer && !strcmp(val, "null"))) {
+	if (cli_engine_ok(val, writer)) {
 		*out = val;
 		return 0;
 	}

@@ -1,8 +1,12 @@
-/* nvtape: command dispatcher. */
+/* nvtape: command dispatcher, and the hidden `nvtape list` that shell completion asks for the
+ * names the program accepts. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "storage/engine.h"
+#include "stream/sink.h"
+#include "stream/source.h"
 
 static const struct {
 	const char *name;
@@ -30,6 +34,48 @@ static void usage(FILE *f)
 	fprintf(f, "\nnvtape COMMAND --help shows the options of a command.\n\n" EXIT_CODES_HELP);
 }
 
+/* `nvtape list engines|sources|sinks|commands`: one name a line, for shell completion. The
+ * names come from the library's registries (engines the --engine option takes, the sources and
+ * sinks it can run by name) and from the command table above. */
+static int cli_list(const char *what)
+{
+	if (what && !strcmp(what, "commands")) {
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			printf("%s\n", cmds[i].name);
+	} else if (what && !strcmp(what, "engines")) {
+		const char *p = nvt_engine_names();
+
+		while (*p) {
+			char name[32];
+			size_t n = strcspn(p, ", ");
+
+			if (n > 0 && n < sizeof(name)) {
+				memcpy(name, p, n);
+				name[n] = '\0';
+				if (cli_engine_ok(name, true))
+					printf("%s\n", name);
+			}
+			p += n;
+			p += strspn(p, ", ");
+		}
+	} else if (what && !strcmp(what, "sources")) {
+		const struct nvt_source_ops *const src[] = {&nvt_source_tpg, &nvt_source_stdin};
+
+		for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+			printf("%s\n", src[i]->name);
+	} else if (what && !strcmp(what, "sinks")) {
+		const struct nvt_sink_ops *const snk[] = {&nvt_sink_checker, &nvt_sink_stdout,
+							  &nvt_sink_null};
+
+		for (size_t i = 0; i < sizeof(snk) / sizeof(snk[0]); i++)
+			printf("%s\n", snk[i]->name);
+	} else {
+		fprintf(stderr, "nvtape list: give engines, sources, sinks or commands\n");
+		return NVT_EXIT_USAGE;
+	}
+	return fflush(stdout) ? NVT_EXIT_RUNTIME : NVT_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -44,6 +90,8 @@ int main(int argc, char **argv)
 		printf("nvtape %s\n", NVT_VERSION);
 		return NVT_EXIT_OK;
 	}
+	if (!strcmp(argv[1], "list"))
+		return cli_list(argc > 2 ? argv[2] : NULL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (!strcmp(argv[1], cmds[i].name)) {
 			cli_cmd = cmds[i].name;
