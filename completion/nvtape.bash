@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Bash completion for nvtape. Everything it offers comes from the program at completion time:
 # the commands, engines, sources and sinks from the hidden `nvtape list ...`, each command's
 # options (and the values an option or the command's first word spells as a|b|c) from

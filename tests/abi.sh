@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The ABI check: the dynamic symbols libnvtape.so.1 defines must be exactly the documented list
 # docs/abi/libnvtape.symbols (one name a line, sorted), every one in the NVTAPE_1 version node.
 # A function added to, or dropped from, the public API has to be added to (or dropped from)

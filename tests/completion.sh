@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Bash completion as bash runs it: load the completion file, find the function `complete -p
 # nvtape` names, call it the way bash does (COMP_WORDS, COMP_CWORD) and check COMPREPLY for
 # commands, options, and the engine, source and sink names the program lists.

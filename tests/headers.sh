@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Every public header compiles on its own, as C (gcc -std=gnu11) and as C++ (g++ -std=c++17),
 # warning-free: a file holding only `#include <nvtape/NAME.h>` for each include/nvtape/*.h.
 # Catches a header that relies on an include it does not make, or that C++ refuses.

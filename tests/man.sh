@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The manual pages as a reader sees them: for nvtape and every command `nvtape list commands`
 # names, the built page exists, renders with man -l at 80 columns without a groff warning,
 # has the NAME line "nvtape-CMD - summary", a SYNOPSIS with the command, and every option that

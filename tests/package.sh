@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The Debian packages as a user gets them: build libnvtape1, libnvtape-dev and nvtape with
 # dpkg-buildpackage in a temporary copy of the tree (tracked and new files, not build
 # directories), install them with apt-get, check the program, its manual pages and completion,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program built the way a user of libnvtape-dev builds one (cc prog.c $(pkg-config --cflags
  * --libs nvtape)): it checks the installed library's version against the installed header and
  * the packaged version, and a few answers of nvt_parse_size() and the error carrier. Written

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Every tracked source file carries the MIT license tag as its first line (after the shebang
 # of a script): "/* SPDX-License-Identifier: MIT */" in C files (.c, .h), and
 # "# SPDX-License-Identifier: MIT" in shell, Python, bash completion and Meson files and any

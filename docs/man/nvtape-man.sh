@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Writes the manual page of nvtape or of one of its commands with help2man, from the program's
 # own --help and --version output, so that the page cannot drift from the program. The NAME
 # line is the command's one-line summary from `nvtape --help`.

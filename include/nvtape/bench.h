@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Drive qualification: the highest recording (or playback) rate a target sustains with zero
  * drops (underflows) and a clean check, K runs of K; the burst rate, cache size and sustained
  * rate seen by an unthrottled run; the time series behind each run. */

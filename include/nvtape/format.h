@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* On-disk structures: the nvtape recording header and index, and the FPGA Drive Recorder v1
  * header read and written for compatibility. All little-endian and packed; see
  * docs/file-format.md. Sizes are checked at compile time. */

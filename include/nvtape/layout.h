@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where a recording lives: one file or device, or a stripe over several in the Linux md RAID0
  * layout (equal members, chunk `stripe`): logical byte x is on member (x / stripe) % n at
  * member_offset + (x / (stripe * n)) * stripe + x % stripe. A recording is laid out in this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libnvtape: version, the export marker and the error carrier used by every call. Library calls
  * return 0 or -errno and leave a message in struct nvt_err; they never exit and know nothing of
  * command-line flags or exit codes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The test pattern: 16-byte beats {seq, ~seq} (u64 little-endian), the FPGA Drive Recorder's
  * pattern. Filling it, and checking a stream of it beat by beat. */
 #ifndef NVTAPE_PATTERN_H

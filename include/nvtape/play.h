@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Playback: the calling thread reads the recording with O_DIRECT, several reads in flight, into
  * the ring strictly in file order; a sink thread consumes it at the programmed rate. The whole
  * ring is filled before the sink starts. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recording: a source thread fills ring chunks, the calling thread writes them in order through
  * a storage engine, checkpoints the durable length once a second, and finalizes the header and
  * drop index whatever ends the recording. */

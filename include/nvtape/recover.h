@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recovery: finalize a recording whose writer died (crash, kill -9, power loss). */
 #ifndef NVTAPE_RECOVER_H
 #define NVTAPE_RECOVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Self-contained HTML reports of bench and speedtest results: inline SVG plots and tables, no
  * scripts and no external assets, so that the file opens in any browser, anywhere. */
 #ifndef NVTAPE_REPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Preparing a recording volume the way the FPGA Drive Recorder's setup scripts do: an md RAID0
  * array (metadata 1.2) or a single drive, a filesystem aligned to the stripe, mounted noatime;
  * and tearing it down. External tools (mdadm, mkfs.*) do the work; nvtape checks first. */

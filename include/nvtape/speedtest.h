@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sequential write and read speed of one or several targets at once, every byte written as test
  * pattern and checked on read-back; the PCIe link of the NVMe controllers behind each target. */
 #ifndef NVTAPE_SPEEDTEST_H

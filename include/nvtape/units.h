@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parsing of sizes, rates and durations as the CLI and the library accept them. */
 #ifndef NVTAPE_UNITS_H
 #define NVTAPE_UNITS_H

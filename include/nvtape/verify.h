@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Verification of a recording: header, sizes and index; for test-pattern recordings every beat,
  * every gap matched against the drop index, and gap beats against the header's drop count. */
 #ifndef NVTAPE_VERIFY_H

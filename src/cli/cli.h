@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape CLI: shared helpers for argument parsing and output. The CLI only parses and prints;
  * all work is done by libnvtape. */
 #ifndef NVT_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape CLI: shared helpers for argument parsing and output. */
 #include <errno.h>
 #include <inttypes.h>

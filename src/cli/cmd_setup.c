@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape setup: prepare (or tear down) a recording volume. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape: command dispatcher, and the hidden `nvtape list` that shell completion asks for the
  * names the program accepts. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: the test-pattern source keeps its long-term rate, paces in small steps, and
  * accounts for every beat it drops (count and position). */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Playback controller. The calling thread is the read thread: O_DIRECT reads through the
  * engine interface, qd in flight, published to the ring strictly in file order (--loop passes
  * are marked so the checker restarts its sequence); the ring is full before the sink starts;

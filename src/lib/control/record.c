@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recording controller. The calling thread is the I/O thread: it issues one write per filled
  * chunk, in order, up to qd in flight, releases chunks to the source strictly in order, runs
  * the durable-length checkpoint (async fdatasync, then header rewrite) and the stall watchdog,

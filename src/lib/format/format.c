@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Encoding, decoding and validation of the recording header and index (nvtape v1 and
  * FPGA Drive Recorder v1), and opening a recording for reading. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream sinks: a thread that consumes ring chunks at a programmed rate, like a DAC or a
  * transmitter that cannot wait. When it is due to take data and none is there, that is an
  * underflow: counted, timed, never hidden; the sink keeps its schedule. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sinks: checker (a DAC model that checks every beat), stdout (data to a pipe or file),
  * null (consumes at the rate, for benchmarks). */
 #include <errno.h>

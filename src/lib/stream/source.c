@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The source thread's frame and the producer bookkeeping every source shares: taking free
  * chunks, publishing them in order, and recording where and how many beats were dropped. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream sources: a thread that produces into ring chunks. A source that cannot be stalled
  * (the test-pattern generator) drops and counts beats when no chunk is free; a source that can
  * wait (a pipe) is back-pressured instead. */

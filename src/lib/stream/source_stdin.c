@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stdin source: reads a pipe, file or descriptor into ring chunks. A pipe can be stalled, so
  * this source waits for free chunks (back-pressure) and never drops. */
 #include <errno.h>
