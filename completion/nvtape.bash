@@ -8,6 +8,7 @@
 _nvtape_prog()
 {
 	local p=${COMP_WORDS[0]}
+	# shellcheck disable=SC2088 # the word as typed: a literal ~/
 	[[ $p == "~/"* ]] && p=$HOME/${p#"~/"}
 	if [[ $p == */* && -x $p ]] || command -v "$p" >/dev/null 2>&1; then
 		printf '%s\n' "$p"
@@ -34,7 +35,7 @@ _nvtape_option_values()
 
 _nvtape()
 {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd prog words
+	local cur=${COMP_WORDS[COMP_CWORD]} prev='' cmd prog words
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	# "--engine=nv": bash splits at the "=" (COMP_WORDBREAKS)
 	if [[ $cur == "=" ]]; then

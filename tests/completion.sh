@@ -34,6 +34,7 @@ expect() {
 	fi
 }
 expect re -- record recover
+# shellcheck disable=SC2046 # one word per name
 expect "" -- $("$nvtape" list commands) --help --version
 expect record --eng -- --engine
 expect record --for -- --force --format
@@ -41,6 +42,7 @@ expect verify --j -- --json
 expect setup - -- --chunk --fs --mount --md -y --yes -h --help --raid0 --single --teardown
 expect speedtest --re -- --read --report
 expect record --engine n -- null nvme
+# shellcheck disable=SC2046
 expect record --engine "" -- $("$nvtape" list engines)
 expect record --engine = n -- null nvme
 expect record --source "" -- tpg stdin

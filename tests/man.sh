@@ -43,7 +43,7 @@ done
 for f in "$dir"/nvtape-*.1; do
 	c=$(basename "$f" .1)
 	c=${c#nvtape-}
-	printf '%s\n' $commands | grep -qx "$c" || { echo "FAILED: $f: no command $c"; failed=$((failed + 1)); }
+	printf '%s\n' "$commands" | grep -qx "$c" || { echo "FAILED: $f: no command $c"; failed=$((failed + 1)); }
 done
 echo "man: $passed pages good, $failed bad"
 [ $failed = 0 ]

@@ -9,7 +9,7 @@
 # Ends with "package: N passed, N failed".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 [ "$(id -u)" = 0 ] || { echo "package: needs root (installs and purges packages)"; exit 1; }
 "$top/scripts/deps" build package || exit 1
 passed=0
@@ -38,6 +38,7 @@ trap 'apt-get purge -y -qq "${pkgs[@]}" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 # --- build
 src=$tmp/nvtape-$version
 mkdir -p "$src"
+# shellcheck disable=SC2016 # $1 is for the inner sh
 git ls-files -z -c -o --exclude-standard | xargs -0 -I{} sh -c '[ -e "$1" ] && printf "%s\0" "$1"' _ {} |
 	tar -C "$top" --null -T - -cf - | tar -C "$src" -xf -
 changelog_version=$(cd "$src" && dpkg-parsechangelog -S Version)
