@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """nvtape benchmark: nvtape against fio on the same file, same block size and queue depth,
 alternating in one run, and the null engine against memset bandwidth. Prints medians, ratios
 and CPU core-seconds per GB, and writes a markdown table.

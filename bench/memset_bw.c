@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench reference: single-core memset bandwidth over a buffer the size of nvtape's default
  * ring (32 x 8 MiB), the in-memory ceiling the null engine is compared with. */
 #include <stdio.h>

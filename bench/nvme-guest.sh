@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Guest side of bench/nvme (runs inside the QEMU guest of tests/vm/run): NVMe passthrough
 # (nvtape's nvme engine) against nvtape's block engine and fio's io_uring_cmd engine, same
 # command size and queue depth, alternating order each round. Prints one NVT-BENCH line per

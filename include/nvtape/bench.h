@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Drive qualification: the highest recording (or playback) rate a target sustains with zero
  * drops (underflows) and a clean check, K runs of K; the burst rate, cache size and sustained
  * rate seen by an unthrottled run; the time series behind each run. */
@@ -12,6 +13,10 @@
 #include "nvtape.h"
 #include "play.h"
 #include "record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* One point of a run's time series: cumulative bytes moved to (record) or from (play) storage,
  * ring fill, cumulative drops (record) or underflow beats (play). */
@@ -28,10 +33,10 @@ struct nvt_series {
 	uint64_t ring_chunks;
 };
 
-int nvt_series_add(struct nvt_series *ser, const struct nvt_sample *smp);
+NVT_API int nvt_series_add(struct nvt_series *ser, const struct nvt_sample *smp);
 /* A sample from a recording's stats callback (out of memory: the series stays shorter). */
-void nvt_series_add_record(struct nvt_series *ser, const struct nvt_record_stats *st);
-void nvt_series_free(struct nvt_series *ser);
+NVT_API void nvt_series_add_record(struct nvt_series *ser, const struct nvt_record_stats *st);
+NVT_API void nvt_series_free(struct nvt_series *ser);
 
 /* Burst vs sustained, from the time series of an unthrottled run. */
 struct nvt_cliff {
@@ -47,7 +52,7 @@ struct nvt_cliff {
 
 /* Fit one step (two levels) to the per-interval rates of ser (intervals shorter than half the
  * usual one merged into their neighbour); see bench.c for the rule. */
-void nvt_cliff_analyze(const struct nvt_series *ser, struct nvt_cliff *c);
+NVT_API void nvt_cliff_analyze(const struct nvt_series *ser, struct nvt_cliff *c);
 
 enum nvt_bench_mode { NVT_BENCH_RECORD = 0, NVT_BENCH_PLAY = 1 };
 
@@ -94,10 +99,14 @@ struct nvt_bench_result {
 	struct nvt_err err;
 };
 
-void nvt_bench_opts_default(struct nvt_bench_opts *o);
+NVT_API void nvt_bench_opts_default(struct nvt_bench_opts *o);
 /* NVT_EXIT_OK when a rate was found, NVT_EXIT_DATA when none passed, NVT_EXIT_RUNTIME on
  * errors (res->err), NVT_EXIT_USAGE for bad options. */
-int nvt_bench(const struct nvt_bench_opts *o, struct nvt_bench_result *res);
-void nvt_bench_result_free(struct nvt_bench_result *res);
+NVT_API int nvt_bench(const struct nvt_bench_opts *o, struct nvt_bench_result *res);
+NVT_API void nvt_bench_result_free(struct nvt_bench_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The storage engines a recording can be written and read through, as the library lists them:
  * name, one line of help, capabilities. Lists, help texts and option checks come from here. */
 #ifndef NVTAPE_ENGINES_H

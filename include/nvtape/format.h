@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* On-disk structures: the nvtape recording header and index, and the FPGA Drive Recorder v1
  * header read and written for compatibility. All little-endian and packed; see
  * docs/file-format.md. Sizes are checked at compile time. */
@@ -9,6 +10,10 @@
 #include <stdint.h>
 
 #include "nvtape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define NVT_HEADER_SIZE    4096u
 #define NVT_BLOCK          4096u /* O_DIRECT alignment of offsets, lengths and buffers */
@@ -178,32 +183,37 @@ struct nvt_recording {
 	bool complete;
 };
 
-uint32_t nvt_crc32c(uint32_t crc, const void *buf, size_t len);
+NVT_API uint32_t nvt_crc32c(uint32_t crc, const void *buf, size_t len);
 /* An Identify string (space-padded, not terminated) of n bytes, trimmed, into dst. */
-void nvt_id_str(char *dst, size_t cap, const char *src, size_t n);
-void nvt_drive_from_id(struct nvt_drive *d, const struct nvt_drive_id *id);
+NVT_API void nvt_id_str(char *dst, size_t cap, const char *src, size_t n);
+NVT_API void nvt_drive_from_id(struct nvt_drive *d, const struct nvt_drive_id *id);
 
 /* Encode / decode. decode validates magic, version, sizes and CRC and says what is wrong. */
-void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *out);
-void fdrec_header_encode(const struct nvt_recording *rec, struct fdrec_header *out);
-int nvt_header_decode(const void *buf4096, size_t len, struct nvt_recording *rec,
-		      struct nvt_err *err);
+NVT_API void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *out);
+NVT_API void fdrec_header_encode(const struct nvt_recording *rec, struct fdrec_header *out);
+NVT_API int nvt_header_decode(const void *buf4096, size_t len, struct nvt_recording *rec,
+			      struct nvt_err *err);
 
 /* Build the index holding the given drop events into buf (capacity cap, zero-padded to
  * NVT_BLOCK). Returns the padded length or -ENOSPC. *crc gets the CRC32C of the bytes. */
-long nvt_index_encode(const struct nvt_drop_event *ev, uint64_t n, void *buf, size_t cap,
-		      uint64_t *used_bytes, uint32_t *crc);
+NVT_API long nvt_index_encode(const struct nvt_drop_event *ev, uint64_t n, void *buf, size_t cap,
+			      uint64_t *used_bytes, uint32_t *crc);
 /* Parse an index; drop events go to a malloc'ed array (*ev, *n). Unknown records are skipped. */
-int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **ev, uint64_t *n,
-		     struct nvt_err *err);
+NVT_API int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **ev, uint64_t *n,
+			     struct nvt_err *err);
 
 struct nvt_layout;
 /* Read and check a recording's header: derived lengths, consistency with the file or member
  * sizes. Returns 0, or -1 with err set. */
-int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, struct nvt_err *err);
+NVT_API int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec,
+			       struct nvt_err *err);
 /* Read the index of a recording (no index: *n = 0). */
-int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_recording *rec,
-			     struct nvt_drop_event **ev, uint64_t *n, struct nvt_err *err);
-const char *nvt_source_kind_name(uint32_t kind);
+NVT_API int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_recording *rec,
+				     struct nvt_drop_event **ev, uint64_t *n, struct nvt_err *err);
+NVT_API const char *nvt_source_kind_name(uint32_t kind);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where a recording lives: one file or device, or a stripe over several in the Linux md RAID0
  * layout (equal members, chunk `stripe`): logical byte x is on member (x / stripe) % n at
  * member_offset + (x / (stripe * n)) * stripe + x % stripe. A recording is laid out in this
@@ -6,9 +7,14 @@
 #define NVTAPE_LAYOUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nvtape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define NVT_MAX_MEMBERS 16
 
@@ -21,30 +27,35 @@ struct nvt_layout {
 };
 
 /* A one-member layout for path. */
-void nvt_layout_single(struct nvt_layout *l, const char *path);
+NVT_API void nvt_layout_single(struct nvt_layout *l, const char *path);
 /* given when it names members, else a one-member layout for path. */
-void nvt_layout_resolve(const struct nvt_layout *given, const char *path, struct nvt_layout *out);
+NVT_API void nvt_layout_resolve(const struct nvt_layout *given, const char *path,
+				struct nvt_layout *out);
 /* Member and member byte offset of logical byte x; *run = bytes until the chunk ends. */
-unsigned nvt_layout_map(const struct nvt_layout *l, uint64_t x, uint64_t *member_off,
-			uint64_t *run);
+NVT_API unsigned nvt_layout_map(const struct nvt_layout *l, uint64_t x, uint64_t *member_off,
+				uint64_t *run);
 /* Bytes of the logical range [0, size) that lie on member m (without member_offset). */
-uint64_t nvt_layout_share(const struct nvt_layout *l, unsigned m, uint64_t size);
+NVT_API uint64_t nvt_layout_share(const struct nvt_layout *l, unsigned m, uint64_t size);
 /* "a.nvt" or "a.nvt+b.nvt (stripe 512 KiB)" for messages. */
-const char *nvt_layout_name(const struct nvt_layout *l, char *buf, size_t cap);
+NVT_API const char *nvt_layout_name(const struct nvt_layout *l, char *buf, size_t cap);
 /* Check the geometry (member count, stripe a multiple of 4 KiB, offset aligned). */
-int nvt_layout_check(const struct nvt_layout *l, struct nvt_err *err);
+NVT_API int nvt_layout_check(const struct nvt_layout *l, struct nvt_err *err);
 
 /* Synchronous I/O over the layout through open descriptors fd[0..n-1]. */
-int nvt_layout_pread(const struct nvt_layout *l, const int *fd, void *buf, uint64_t len,
-		     uint64_t off);
-int nvt_layout_pwrite(const struct nvt_layout *l, const int *fd, const void *buf, uint64_t len,
-		      uint64_t off);
+NVT_API int nvt_layout_pread(const struct nvt_layout *l, const int *fd, void *buf, uint64_t len,
+			     uint64_t off);
+NVT_API int nvt_layout_pwrite(const struct nvt_layout *l, const int *fd, const void *buf,
+			      uint64_t len, uint64_t off);
 /* Open every member (flags as for open(2)); on failure closes what it opened. */
-int nvt_layout_open(const struct nvt_layout *l, int flags, int *fd, struct nvt_err *err);
-void nvt_layout_close(const struct nvt_layout *l, int *fd);
+NVT_API int nvt_layout_open(const struct nvt_layout *l, int flags, int *fd, struct nvt_err *err);
+NVT_API void nvt_layout_close(const struct nvt_layout *l, int *fd);
 /* Logical size: a single member's size; for stripes, what the members hold together (files)
  * or n x the smallest member (devices), whole stripe rows only for devices. */
-int nvt_layout_size(const struct nvt_layout *l, const int *fd, uint64_t *size, bool *blockdev,
-		    struct nvt_err *err);
+NVT_API int nvt_layout_size(const struct nvt_layout *l, const int *fd, uint64_t *size,
+			    bool *blockdev, struct nvt_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libnvtape: version, the export marker and the error carrier used by every call. Library calls
  * return 0 or -errno and leave a message in struct nvt_err; they never exit and know nothing of
  * command-line flags or exit codes. */
@@ -15,6 +16,11 @@ extern "C" {
 #define NVT_API __attribute__((visibility("default")))
 #else
 #define NVT_API
+#endif
+
+/* C++ spells C11's _Static_assert (used by the on-disk layouts in format.h) static_assert. */
+#if defined(__cplusplus) && !defined(_Static_assert)
+#define _Static_assert static_assert
 #endif
 
 #ifndef NVT_VERSION

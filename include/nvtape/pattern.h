@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The test pattern: 16-byte beats {seq, ~seq} (u64 little-endian), the FPGA Drive Recorder's
  * pattern. Filling it, and checking a stream of it beat by beat. */
 #ifndef NVTAPE_PATTERN_H
@@ -6,7 +7,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-void nvt_pattern_fill(void *buf, uint64_t seq, uint64_t beats);
+#include "nvtape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+NVT_API void nvt_pattern_fill(void *buf, uint64_t seq, uint64_t beats);
 
 enum nvt_check_kind { NVT_CHK_GAP, NVT_CHK_CORRUPT, NVT_CHK_BACKWARD };
 
@@ -28,8 +35,13 @@ struct nvt_checker {
 	void *arg;
 };
 
-void nvt_checker_init(struct nvt_checker *c, uint64_t first_seq);
+NVT_API void nvt_checker_init(struct nvt_checker *c, uint64_t first_seq);
 /* Check `bytes` (a multiple of 16) whose first beat sits at data byte offset `offset`. */
-void nvt_checker_feed(struct nvt_checker *c, const void *buf, uint64_t bytes, uint64_t offset);
+NVT_API void nvt_checker_feed(struct nvt_checker *c, const void *buf, uint64_t bytes,
+			      uint64_t offset);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

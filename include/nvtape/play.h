@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Playback: the calling thread reads the recording with O_DIRECT, several reads in flight, into
  * the ring strictly in file order; a sink thread consumes it at the programmed rate. The whole
  * ring is filled before the sink starts. */
@@ -12,6 +13,10 @@
 #include "layout.h"
 #include "nvtape.h"
 #include "pattern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct nvt_play_stats {
 	uint64_t elapsed_ns;   /* since the sink started */
@@ -79,5 +84,9 @@ NVT_API void nvt_play_opts_init(struct nvt_play_opts *o);
  * end (res->problems then lists what the checks found), -errno otherwise (res->err says why;
  * refused options have NVT_ERR_PARAM; an interruption is -EINTR). */
 NVT_API int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pull API: read a recording in order, chunk by chunk, straight from the ring the drive
  * DMAs into. The player runs its own read thread (O_DIRECT, several reads in flight, strictly
  * in order, looping when asked) and open() returns once the ring holds its depth of headroom.

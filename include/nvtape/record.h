@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recording: a source thread fills ring chunks, the calling thread writes them in order through
  * a storage engine, checkpoints the durable length once a second, and finalizes the header and
  * drop index whatever ends the recording. */
@@ -11,6 +12,10 @@
 #include "format.h"
 #include "layout.h"
 #include "nvtape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct nvt_record_stats {
 	uint64_t elapsed_ns;
@@ -90,5 +95,9 @@ NVT_API void nvt_record_opts_init(struct nvt_record_opts *o);
  * options have NVT_ERR_PARAM set). Drops are in res, not in the return code. */
 NVT_API int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res);
 NVT_API const char *nvt_stop_reason_name(enum nvt_stop_reason r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The push API: a producer that owns its thread (a DMA loop, a driver's completion handler, an
  * application) writes straight into the ring chunk that the drive then DMAs, in the manner of
  * liburing's get_sqe/submit:

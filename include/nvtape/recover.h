@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recovery: finalize a recording whose writer died (crash, kill -9, power loss). */
 #ifndef NVTAPE_RECOVER_H
 #define NVTAPE_RECOVER_H
@@ -8,6 +9,10 @@
 #include "format.h"
 #include "layout.h"
 #include "nvtape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct nvt_recover_opts {
 	const char *path;
@@ -29,8 +34,12 @@ struct nvt_recover_result {
 	struct nvt_err err;
 };
 
-void nvt_recover_opts_default(struct nvt_recover_opts *o);
+NVT_API void nvt_recover_opts_default(struct nvt_recover_opts *o);
 /* NVT_EXIT_OK when the file is (now) complete, NVT_EXIT_RUNTIME otherwise. */
-int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res);
+NVT_API int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

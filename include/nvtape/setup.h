@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Preparing a recording volume the way the FPGA Drive Recorder's setup scripts do: an md RAID0
  * array (metadata 1.2) or a single drive, a filesystem aligned to the stripe, mounted noatime;
  * and tearing it down. External tools (mdadm, mkfs.*) do the work; nvtape checks first. */
@@ -9,6 +10,10 @@
 
 #include "layout.h"
 #include "nvtape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 enum nvt_setup_mode { NVT_SETUP_RAID0, NVT_SETUP_SINGLE, NVT_SETUP_TEARDOWN };
 
@@ -27,8 +32,12 @@ struct nvt_setup_opts {
 	void *arg;
 };
 
-void nvt_setup_opts_default(struct nvt_setup_opts *o);
+NVT_API void nvt_setup_opts_default(struct nvt_setup_opts *o);
 /* NVT_EXIT_OK, NVT_EXIT_RUNTIME (err says why), NVT_EXIT_USAGE (refused or declined). */
-int nvt_setup(const struct nvt_setup_opts *o, struct nvt_err *err);
+NVT_API int nvt_setup(const struct nvt_setup_opts *o, struct nvt_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sinks: what playback does with the data (check it, write it to a pipe, discard it). The
  * paced frame that feeds a sink is an ordinary client of the pull API (player.h); a program
  * registers its own sink with nvt_sink_register() and plays into it by name. */

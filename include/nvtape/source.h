@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sources: a producer that fills ring chunks through the push API (recorder.h) on its own
  * thread. The built-in sources (the test pattern, stdin) are ordinary clients of that API; a
  * program registers its own with nvt_source_register() and records with it by name exactly as

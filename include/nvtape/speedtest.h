@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sequential write and read speed of one or several targets at once, every byte written as test
  * pattern and checked on read-back; the PCIe link of the NVMe controllers behind each target. */
 #ifndef NVTAPE_SPEEDTEST_H
@@ -9,6 +10,10 @@
 
 #include "bench.h"
 #include "nvtape.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define NVT_SPEED_MAX_TARGETS 8
 #define NVT_LINK_MAX          8
@@ -23,8 +28,8 @@ struct nvt_link {
 
 /* The NVMe controllers under path (a file, a block device, md or device-mapper over them). n=0:
  * none (not NVMe); *what says what the target sits on. */
-int nvt_links_of(const char *path, struct nvt_link *links, unsigned max, unsigned *n, char *what,
-		 size_t what_cap);
+NVT_API int nvt_links_of(const char *path, struct nvt_link *links, unsigned max, unsigned *n,
+			 char *what, size_t what_cap);
 
 struct nvt_speedtest_opts {
 	unsigned ntargets;
@@ -65,9 +70,13 @@ struct nvt_speedtest_result {
 	bool interrupted;
 };
 
-void nvt_speedtest_opts_default(struct nvt_speedtest_opts *o);
+NVT_API void nvt_speedtest_opts_default(struct nvt_speedtest_opts *o);
 /* 0 clean; 2 a read-back found bad data; 1 a target failed (its error); 64 bad options. */
-int nvt_speedtest(const struct nvt_speedtest_opts *o, struct nvt_speedtest_result *res);
-void nvt_speedtest_result_free(struct nvt_speedtest_result *res);
+NVT_API int nvt_speedtest(const struct nvt_speedtest_opts *o, struct nvt_speedtest_result *res);
+NVT_API void nvt_speedtest_result_free(struct nvt_speedtest_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

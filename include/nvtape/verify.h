@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Verification of a recording: header, sizes and index; for test-pattern recordings every beat,
  * every gap matched against the drop index, and gap beats against the header's drop count. */
 #ifndef NVTAPE_VERIFY_H
@@ -10,6 +11,10 @@
 #include "layout.h"
 #include "nvtape.h"
 #include "pattern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 enum nvt_verify_problem {
 	NVT_VP_INCOMPLETE = 1u << 0, /* no COMPLETE flag: writer died (see `recover`) */
@@ -53,8 +58,12 @@ struct nvt_verify_result {
 	struct nvt_err err;
 };
 
-void nvt_verify_opts_default(struct nvt_verify_opts *o);
+NVT_API void nvt_verify_opts_default(struct nvt_verify_opts *o);
 /* Returns NVT_EXIT_OK, NVT_EXIT_DATA (problems) or NVT_EXIT_RUNTIME (err says why). */
-int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res);
+NVT_API int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

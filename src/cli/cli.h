@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape CLI: shared helpers for argument parsing and output. The CLI only parses and prints;
  * all work is done by libnvtape. */
 #ifndef NVT_CLI_H
@@ -49,6 +50,7 @@ int cli_rate(const char *val, uint64_t *out);
 /* a count option (--chunks, --qd) within [min, max] */
 int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out);
 /* --engine: file or nvme (and null for a writer) */
+bool cli_engine_ok(const char *val, bool writer);
 int cli_engine(const char *val, bool writer, const char **out);
 /* --qd for the nvme engine: commands in flight per drive, default 32, at most 63 */
 int cli_engine_qd(const char *engine, bool qd_given, unsigned *qd);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape CLI: shared helpers for argument parsing and output. */
 #include <errno.h>
 #include <inttypes.h>
@@ -124,12 +125,17 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
 	return 0;
 }
 
-int cli_engine(const char *val, bool writer, const char **out)
+bool cli_engine_ok(const char *val, bool writer)
 {
 	struct nvt_engine_info e;
 
-	if (nvt_engine_info_find(val, &e) == 0 && !(e.caps & NVT_ENGINE_INTERNAL) &&
-	    (writer || !(e.caps & NVT_ENGINE_DISKLESS))) {
+	return nvt_engine_info_find(val, &e) == 0 && !(e.caps & NVT_ENGINE_INTERNAL) &&
+	       (writer || !(e.caps & NVT_ENGINE_DISKLESS));
+}
+
+int cli_engine(const char *val, bool writer, const char **out)
+{
+	if (cli_engine_ok(val, writer)) {
 		*out = val;
 		return 0;
 	}

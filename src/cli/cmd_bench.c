@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape bench record|play: the search for the highest sustained rate, a line per run, the
  * summary table, RESULT, JSON (with every time series) and the HTML report. */
 #include <getopt.h>

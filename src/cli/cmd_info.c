@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape info: the header and the drop index, human or JSON. */
 #include <getopt.h>
 #include <inttypes.h>

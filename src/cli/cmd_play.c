@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape play: options, live stats line, summary, RESULT line and JSON. With --sink stdout the
  * data owns standard output and every report goes to standard error. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape record: options, live stats line, summary, RESULT line and JSON. */
 #include <getopt.h>
 #include <stdio.h>

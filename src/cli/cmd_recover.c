@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape recover: finalize a recording whose writer died. */
 #include <getopt.h>
 #include <inttypes.h>

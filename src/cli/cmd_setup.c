@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape setup: prepare (or tear down) a recording volume. */
 #include <getopt.h>
 #include <stdio.h>
@@ -9,8 +10,8 @@
 
 static const char setup_help[] =
 	"Usage: nvtape setup --raid0 DEV DEV... [options]\n"
-	"       nvtape setup --single DEV [options]\n"
-	"       nvtape setup --teardown [--mount DIR] [--md MD]\n"
+	"   or: nvtape setup --single DEV [options]\n"
+	"   or: nvtape setup --teardown [--mount DIR] [--md MD]\n"
 	"Prepare a recording volume: an md RAID0 array (metadata 1.2, so any Linux PC assembles\n"
 	"it with mdadm) or one drive, a filesystem aligned to the stripe, mounted noatime.\n"
 	"Lists what will be destroyed and asks first; refuses devices that are mounted or in "

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape speedtest: sequential write and read of one or several targets at once, every beat
  * checked on read-back; table, RESULT, JSON and the HTML report. */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape verify: every beat, every gap against the drop index, summary, RESULT and JSON. */
 #include <getopt.h>
 #include <inttypes.h>

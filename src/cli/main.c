@@ -1,8 +1,13 @@
-/* nvtape: command dispatcher. */
+/* SPDX-License-Identifier: MIT */
+/* nvtape: command dispatcher, and the hidden `nvtape list` that shell completion asks for the
+ * names the program accepts. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "nvtape/engines.h"
+#include "nvtape/sink.h"
+#include "nvtape/source.h"
 
 static const struct {
 	const char *name;
@@ -30,6 +35,32 @@ static void usage(FILE *f)
 	fprintf(f, "\nnvtape COMMAND --help shows the options of a command.\n\n" EXIT_CODES_HELP);
 }
 
+/* `nvtape list engines|sources|sinks|commands`: one name a line, for shell completion. The
+ * names come from the library's registries (engines the --engine option takes, the sources and
+ * sinks it can run by name) and from the command table above. */
+static int cli_list(const char *what)
+{
+	if (what && !strcmp(what, "commands")) {
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			printf("%s\n", cmds[i].name);
+	} else if (what && !strcmp(what, "engines")) {
+		struct nvt_engine_info e;
+		for (unsigned i = 0; nvt_engine_info_at(i, &e) == 0; i++)
+			if (cli_engine_ok(e.name, true))
+				printf("%s\n", e.name);
+	} else if (what && !strcmp(what, "sources")) {
+		for (unsigned i = 0; nvt_source_at(i); i++)
+			printf("%s\n", nvt_source_at(i)->name);
+	} else if (what && !strcmp(what, "sinks")) {
+		for (unsigned i = 0; nvt_sink_at(i); i++)
+			printf("%s\n", nvt_sink_at(i)->name);
+	} else {
+		fprintf(stderr, "nvtape list: give engines, sources, sinks or commands\n");
+		return NVT_EXIT_USAGE;
+	}
+	return fflush(stdout) ? NVT_EXIT_RUNTIME : NVT_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -44,6 +75,8 @@ int main(int argc, char **argv)
 		printf("nvtape %s\n", NVT_VERSION);
 		return NVT_EXIT_OK;
 	}
+	if (!strcmp(argv[1], "list"))
+		return cli_list(argc > 2 ? argv[2] : NULL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (!strcmp(argv[1], cmds[i].name)) {
 			cli_cmd = cmds[i].name;

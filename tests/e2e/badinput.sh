@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Bad input gets one clear message and a documented exit code, never a crash.
 . "$(dirname "$0")/lib.sh"
 

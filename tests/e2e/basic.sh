@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # record -> verify -> info on the build directory's filesystem and on XFS; rate accuracy
 # end to end; the null engine; JSON output.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench and speedtest against known drives: loop devices throttled by the blkio cgroup.
 # bench record / bench play find rates within 10 % of what fio measures on the same throttled
 # device; a throttle lowered mid-run (a synthetic SLC cache cliff) is found at the amount

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Damage in the data is found at the right place: a flipped bit, and a jump of the sequence.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # kill -9 mid-recording: the header's checkpoint vouches for what was durable; verify and info
 # report the valid length; recover finalizes it; at most one checkpoint interval is lost.
 . "$(dirname "$0")/lib.sh"

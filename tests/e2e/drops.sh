@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Storage slower than the source: a blkio-throttled loop device. record exits 2, every drop is
 # counted and indexed, verify finds gap beats == drop count at the indexed positions.
 . "$(dirname "$0")/lib.sh"

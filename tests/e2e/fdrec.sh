@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # FPGA Drive Recorder v1 compatibility: record --format fdrec writes its header byte for byte;
 # verify, info and recover read fdrec files, including an interrupted one with a gap.
 . "$(dirname "$0")/lib.sh"

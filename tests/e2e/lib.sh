@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for the end-to-end tests: temp dirs, loop devices, blkio throttling, checks.
 # Every test cleans up only what it created.
 set -u

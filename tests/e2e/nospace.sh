@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A full filesystem: recording stops cleanly, keeps and finalizes all it wrote, says so, exit 1.
 # With --size it refuses before starting.
 . "$(dirname "$0")/lib.sh"

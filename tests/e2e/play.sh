@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # nvtape play: clean playback at a rate, rate accuracy, --loop, a recording with drops, a corrupt
 # beat, an incomplete file, stdout byte equality, the pipe round trip, a slow reader, refusals.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # play against real storage limits: reads slower than the sink rate underflow (exit 2); a
 # recording with drops plays clean with gap beats == its drop count (exit 0).
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Raw block devices: record, verify, play and recover with no filesystem; a device that carries
 # a filesystem or a recording is refused unless --force; a mounted one always.
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Checks a rendered nvtape report: the DOM Chromium built holds every plot with its elements,
 and the screenshot shows them (pixels of the pass, fail, write and read colours).
 Usage: report_check.py BENCH.dom BENCH.png SPEED.dom SPEED.png"""

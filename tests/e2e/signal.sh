@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Ctrl-C (SIGINT) and SIGTERM mid-recording lose nothing: every byte the source produced is in
 # the file, the header is final, exit 0.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A storage that stops completing writes: the watchdog stops the recording, keeps what completed,
 # finalizes the header and names the stalled side; exit 1.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The stdin source: a pipe's bytes land unchanged (any length), back-pressure instead of drops,
 # and an idle pipe trips the stall watchdog.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Striping over several members in the md RAID0 layout: record, verify, play, info, recover;
 # the members reassembled with md's arithmetic give the same recording; an md data offset;
 # drops on two throttled drives are counted and indexed like on one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: burst / cache / sustained from synthetic time series (bench.c's step fit). */
 #include <setjmp.h>
 #include <stdarg.h>

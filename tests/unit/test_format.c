@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: header and index encoding, CRC protection, FPGA Drive Recorder compatibility. */
 #include <errno.h>
 #include <setjmp.h>

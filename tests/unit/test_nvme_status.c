@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: NVMe completion status decoding. */
 #include <setjmp.h>
 #include <stdarg.h>

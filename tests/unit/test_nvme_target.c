@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: the nvme engine's address map (file extents -> volume -> md RAID0 members ->
  * namespace bytes), against hand-computed positions. */
 #include <setjmp.h>

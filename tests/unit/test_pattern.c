@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: the pattern checker finds gaps, corrupt beats and backward jumps at the right
  * beat and offset, on both its fast and slow paths. */
 #include <setjmp.h>

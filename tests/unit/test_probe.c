@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: the signature probe recognizes what a drive carries, at both ends. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: the ring's single-producer / single-consumer protocol keeps chunk order, blocks
  * the producer when full, and tracks fill and high-water. */
 #include <errno.h>

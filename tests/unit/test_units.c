@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests: size, rate, duration and integer parsing. */
 #include <errno.h>
 #include <setjmp.h>

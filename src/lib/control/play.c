@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Playback into a registered sink: the player (pull API) reads the recording into the ring, a
  * paced sink thread pulls from it, and the calling thread watches: live stats, the ring's
  * low-water, interruption, and the verdict of the checks once every pass has played. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pull API: a read thread reads the recording with O_DIRECT through the storage engine,
  * several reads in flight, and publishes the chunks to the ring strictly in order (each loop
  * pass starts at a chunk of its own); the consumer takes them with next() and hands them back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recording with a registered source: the source runs on its own thread as an ordinary client
  * of the push API (recorder.h); the caller waits for it and closes the recording. */
 #include <errno.h>

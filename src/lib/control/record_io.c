@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The recorder's I/O thread: one write per filled chunk, in order, up to the engine's depth in
  * flight; chunks go back to the producer strictly in order; once a second the data written so
  * far is made durable (async fdatasync) and then the header records that durable length; a

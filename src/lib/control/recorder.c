@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The push API's producer side: opening a recording (checks, ring, engine, space, first header,
  * I/O thread), handing the producer free ring memory, publishing full chunks, recording where
  * and how much the producer lost, and closing (drain, finalize, result). */

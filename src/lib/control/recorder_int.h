@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The recorder's state, shared by its producer side (recorder.c: the push API) and its I/O
  * thread (record_io.c: in-order writes, checkpoints, watchdog, finalization). */
 #ifndef NVT_CONTROL_RECORDER_INT_H

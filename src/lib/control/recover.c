@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recovery of a recording whose writer died. The valid length is the last checkpoint's durable
  * length; for the test pattern, blocks that continue the pattern exactly beyond it are kept too,
  * and the drop index is rebuilt from the gaps. FPGA Drive Recorder files (no checkpoints) keep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sequential O_DIRECT reading with several reads in flight through the file engine, delivering
  * chunks in order. Reading and checking overlap: while one chunk is checked, qd are read. */
 #include <errno.h>

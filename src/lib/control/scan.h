@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sequential O_DIRECT reading of a byte range with several reads in flight, handing each chunk
  * to a callback strictly in file order (used by verify and recover). */
 #ifndef NVT_SCAN_H

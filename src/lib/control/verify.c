@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Verification: O_DIRECT reads with several in flight (scan.c), every beat through the
  * pattern checker, every gap matched against the drop index. */
 #include <errno.h>

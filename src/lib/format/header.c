@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Encoding, decoding and validation of the 4096-byte recording header: nvtape v1 and the
  * FPGA Drive Recorder v1 header (read everywhere, written byte for byte on request). */
 #include <errno.h>

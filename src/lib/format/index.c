@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The index after the data: a small header and typed records (drop events today); readers
  * skip record types they do not know, and entries may grow. */
 #include <errno.h>

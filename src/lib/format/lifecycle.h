@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The header's life while recording, in one place: what begin, each checkpoint and the finish
  * set, and the fields every reader derives (complete, valid_bytes). */
 #ifndef NVT_FORMAT_LIFECYCLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Opening a recording for reading: its header checked against the file or member sizes, the
  * length a reader may trust derived once, and its index read. Also the header's life while
  * recording: begin, checkpoint, finish. */

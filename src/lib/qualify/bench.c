@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Drive qualification. An unthrottled run gives the burst rate, the cache size and the
  * sustained rate (a two-level step fitted to its time series); then a coarse sweep from the top
  * of the range down to the first rate that passes runs of runs, and a bisection between it and

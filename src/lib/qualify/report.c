@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HTML report with inline SVG plots: the rate sweep (pass/fail per rate and run), throughput and
  * ring fill over time with drops marked, the cache cliff, read vs write per target. Every plot
  * is an <svg> with an id and classed elements, so that a test can find them in the rendered

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* speedtest: the seeds' dd scripts done right. Every target gets its own thread; all write the
  * test pattern at once (unthrottled record), then all read it back at once through verify, so
  * every byte is checked; per target and aggregate rates, and the PCIe link of the NVMe

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ring: hugepage-backed chunk memory and the single-producer / single-consumer protocol. */
 #include <errno.h>
 #include <poll.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ring: N equal chunks in one hugepage mapping, passed from one producer to one consumer
  * and released strictly in order. The chunk a source fills is the chunk the engine DMAs. */
 #ifndef NVTAPE_RING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Engine registry and the helpers every engine shares. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Storage engines: "write / read this buffer at this offset", completed asynchronously, with a
  * result per I/O. One engine per file behind this ops table: file (io_uring O_DIRECT), stripe
  * (the md RAID0 layout over several), null, nvme (NVMe commands built by nvtape, io_uring

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* file engine: io_uring, O_DIRECT, registered file and fixed (registered) ring buffers,
  * qd I/Os in flight, fallocate reservation and trimming. Works on regular files and on block
  * devices. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* null engine: every I/O completes at once. It measures nvtape's own ceiling, the way the
  * seeds quote the datapath's rate "without any SSD". */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stripe engine: io_uring O_DIRECT over several files or devices in the Linux md RAID0 layout
  * (layout.h). Each I/O is split at chunk boundaries into one request per piece, all submitted
  * at once, so every member has its own queue of work and every drive is busy at the same time;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The md RAID0 address arithmetic and synchronous I/O over a layout of one or more members. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* io_uring plumbing shared by the io_uring engines: one ring per engine, single issuer with
  * deferred task work where the kernel has it (6.1+), registered files, the ring's chunks as
  * fixed buffers (the pages stay pinned: no per-I/O page pinning), submit and wait in one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* io_uring plumbing shared by the io_uring engines (file, stripe, nvme): setup with registered
  * files and fixed ring buffers, request preparation, the watched wake fd, submit-and-wait. */
 #ifndef NVT_URING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The built-in sources and sinks, each in its own file and listed in its registry. */
 #ifndef NVT_STREAM_BUILTIN_H
 #define NVT_STREAM_BUILTIN_H

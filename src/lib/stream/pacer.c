@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pacing arithmetic in 128-bit integers: due(t) = floor((t - t0) * rate / (1e9 * unit)). */
 #include "stream/pacer.h"
 

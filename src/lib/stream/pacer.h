@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pacing at a programmed rate: how many units are due at a time, and when a count is due.
  * Exact in the long term (computed from the start time, never accumulated). */
 #ifndef NVTAPE_PACER_H

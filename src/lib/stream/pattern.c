@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test-pattern generation and checking. The generator writes with non-temporal stores on
  * x86-64: the chunk goes to a drive by DMA, so filling the CPU cache with it (and reading every
  * line for ownership first) only halves the fill rate. The checker's fast path compares whole

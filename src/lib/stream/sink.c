@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sink registry: the built-in sinks first, then those a program registers. */
 #include <errno.h>
 #include <stdio.h>

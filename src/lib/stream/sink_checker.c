@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The checker sink: a DAC model that checks every beat of a test-pattern recording as it is
  * played, restarting the sequence at every loop pass. */
 #include <errno.h>

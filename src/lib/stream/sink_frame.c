@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sink thread's frame: consume the player's chunks in order at the programmed rate with the
  * test-pattern source's pacing rules (exact long-term rate, ~20-50 us steps). Data due with
  * none there is an underflow: counted in units and events, timed, and the schedule goes on. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sink thread's frame: pulls chunks through the player and feeds a sink at the programmed
  * rate with the test-pattern source's pacing rules. Data due with none there is an underflow:
  * counted in units and events, timed, and the schedule goes on. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The null sink: consumes at the programmed rate and discards (benchmarks). */
 #include "stream/builtin.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stdout sink: writes the data (not the header) to a descriptor at the programmed rate; a
  * reader that holds it back is reported as late. */
 #include <errno.h>

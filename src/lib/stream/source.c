@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The source registry: the built-in sources first, then those a program registers. */
 #include <errno.h>
 #include <stdio.h>

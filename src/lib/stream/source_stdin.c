@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stdin source: reads a pipe, file or descriptor straight into ring chunks through the push
  * API. A pipe can be stalled, so this source waits for free chunks (back-pressure) and never
  * drops. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The test-pattern generator: an ADC model emitting 16-byte {seq, ~seq} beats at a programmed
  * rate with smooth pacing (~50 us of data per step), written through the push API like any
  * producer. It is never stalled: when no ring chunk is free it reports the beats as dropped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checks on an output path before anything is created or truncated. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recognizing what a block device already holds: the magic numbers of the filesystems, RAID
  * superblocks and partition tables a recording drive is likely to carry, read from the first
  * and last 128 KiB. */

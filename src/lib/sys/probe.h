@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recognizing what a block device already holds (filesystems, md superblocks, partition
  * tables, recordings) before nvtape writes over it. */
 #ifndef NVT_PROBE_H

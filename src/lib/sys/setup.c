@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvtape setup: check the drives (block devices, not mounted, not held, what they carry), say
  * what will be destroyed, then mdadm --create (RAID0, metadata 1.2), mkfs with the stripe
  * geometry, mount noatime; or unmount and stop the array. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CRC32C (Castagnoli), slicing-by-8 table implementation; guards headers and indexes. */
 #include <stdint.h>
 #include <stddef.h>

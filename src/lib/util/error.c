@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The error carrier: a code and a message that names the problem and its fix. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Exit-code values still returned by the qualification and setup calls while they move to
  * 0 / -errno results; the CLI owns the codes themselves (src/cli/cli.h). */
 #ifndef NVT_UTIL_EXIT_COMPAT_H

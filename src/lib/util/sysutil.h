@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small Linux helpers shared inside the library: clocks, CPU time, sizes, mounts. */
 #ifndef NVT_SYSUTIL_H
 #define NVT_SYSUTIL_H

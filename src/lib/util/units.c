@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size, rate and duration parsing: K/M/G/T are powers of 1024, KB/MB/GB/TB powers of 1000. */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A raw single NVMe namespace: record -> verify -> play, nothing in between.
 . /suites/lib.sh
 raw_single() {

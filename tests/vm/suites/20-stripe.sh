@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Striped raw over both namespaces, then md compatibility: the same members assembled by
 # mdadm --build (no superblock) must present the recording unchanged on /dev/md0.
 . /suites/lib.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An array made by mdadm --create --metadata=1.2: nvtape writes its members directly past md's
 # data offset; md assembles it and presents the recording unchanged. With the array active,
 # its members are refused.

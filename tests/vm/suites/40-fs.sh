@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Filesystems on md0: record a file, verify, play (XFS; exFAT for the record).
 . /suites/lib.sh
 reset_drives

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # exFAT at full speed: on Linux 6.1 an O_DIRECT write that extends an exFAT file silently
 # becomes a buffered write; nvtape zero-fills the range first and then overwrites it. The
 # figures (nvtape on exFAT, nvtape on XFS, a plain extending O_DIRECT write on exFAT) are

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A drive that fails mid-recording: one member of a stripe is switched to device-mapper's
 # error target while nvtape writes. The recording must stop cleanly, name the failed member,
 # exit 1, and keep everything acknowledged before the failure verifiable.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # nvtape setup: RAID0 + XFS + mount, a recording on it, refusal of an in-use device,
 # declining leaves everything as it was, teardown.
 . /suites/lib.sh

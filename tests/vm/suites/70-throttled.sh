@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Two drives throttled to the same write rate (cgroup v2 io.max): the striped recording's
 # sustained rate against one drive's, as a ratio in the summary (not a pass/fail timing);
 # the check is only that both recordings verify.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The nvme engine: nvtape's own NVMe Write/Read commands through io_uring passthrough on
 # /dev/ngXnY, on a raw namespace, a stripe over both, and files on XFS and exFAT volumes.
 # Every recording is read back through both paths (the block layer and passthrough) and must

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The nvme engine when a drive fails it: a drive that stops responding (QEMU throttles it to
 # 512 KB/s, so a command takes far longer than --timeout) and the end of a namespace.
 . /suites/lib.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench and speedtest on NVMe: speedtest over both drives at once shows each controller;
 # bench record finds a rate through the passthrough engine and through a stripe.
 . /suites/lib.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Guest suite helpers: each check prints one NVT-CHECK line.
 D0=/dev/nvme0n1
 D1=/dev/nvme1n1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* nvme engine: nvtape builds the NVMe Write (0x01), Read (0x02) and Flush (0x00) commands
  * itself and submits them with io_uring passthrough (IORING_OP_URING_CMD, SQE128/CQE32) on the
  * namespaces' char devices /dev/ngXnY, bypassing the filesystem and the block layer. It drives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resolving what the nvme engine writes to: NVMe namespaces named directly, or the extents of a
  * file mapped through its volume (partition offsets, md RAID0 geometry and data offsets from
  * sysfs) down to namespace bytes. */

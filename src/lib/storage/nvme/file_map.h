@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where the nvme engine's bytes lie on NVMe namespaces: raw namespaces (one, or a stripe in the
  * md RAID0 layout), or the blocks of a file on a volume (a namespace, a partition of one, or an
  * md RAID0 array over them), found through FIEMAP (FIBMAP where the filesystem has no FIEMAP)

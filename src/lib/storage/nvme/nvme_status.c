@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* NVMe completion status (status code type + status code) as words, for error messages. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* NVMe completion status as words. */
 #ifndef NVT_NVME_STATUS_H
 #define NVT_NVME_STATUS_H
