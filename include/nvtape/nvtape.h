@@ -30,10 +30,23 @@ extern "C" {
 /* nvt_err.flags */
 #define NVT_ERR_PARAM (1u << 0) /* the caller's options or arguments were refused */
 
+/* nvt_err.hint: which of the caller's settings gets past the error; a program names its own
+ * option for it (the nvtape CLI appends its flag) */
+enum nvt_err_hint {
+	NVT_HINT_NONE = 0,
+	NVT_HINT_FORCE,        /* the target carries data: the force option overwrites it */
+	NVT_HINT_LESS_DATA,    /* the requested size does not fit: record less */
+	NVT_HINT_SMALLER_RING, /* the ring cannot be allocated: fewer or smaller chunks */
+	NVT_HINT_LAYOUT,       /* a striped recording: hint_val = members, stripe, offset */
+	NVT_HINT_OTHER_SINK,   /* the sink cannot take this recording: choose another */
+};
+
 /* A failed call leaves its reason here: errno-style code plus a message that names the fix. */
 struct nvt_err {
 	int code; /* positive errno, 0 = no error */
 	unsigned flags;
+	unsigned hint;        /* enum nvt_err_hint */
+	uint64_t hint_val[3]; /* NVT_HINT_LAYOUT: members, stripe bytes, member offset */
 	char msg[512];
 };
 
@@ -43,6 +56,9 @@ NVT_API void nvt_err_set(struct nvt_err *err, int code, const char *fmt, ...)
 NVT_API void nvt_err_param(struct nvt_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 NVT_API void nvt_err_clear(struct nvt_err *err);
+/* Attach a hint to the error just set (the first error's hint stays). */
+NVT_API void nvt_err_set_hint(struct nvt_err *err, unsigned hint, uint64_t a, uint64_t b,
+			      uint64_t c);
 /* The library's version ("0.1.0"). */
 NVT_API const char *nvt_version(void);
 

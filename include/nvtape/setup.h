@@ -33,7 +33,8 @@ struct nvt_setup_opts {
 };
 
 NVT_API void nvt_setup_opts_default(struct nvt_setup_opts *o);
-/* NVT_EXIT_OK, NVT_EXIT_RUNTIME (err says why), NVT_EXIT_USAGE (refused or declined). */
+/* 0, or -errno with err saying why (refused options and a declined confirmation have
+ * NVT_ERR_PARAM set). */
 NVT_API int nvt_setup(const struct nvt_setup_opts *o, struct nvt_err *err);
 
 #ifdef __cplusplus

@@ -31,6 +31,8 @@ extern volatile sig_atomic_t cli_interrupted;
 extern const char *cli_cmd; /* "record", "verify", ... for messages */
 
 void cli_install_signals(void);
+/* A library error's message with the flag that gets past it (nvt_err.hint) appended. */
+const char *cli_err_msg(const struct nvt_err *e);
 /* Exit code of a library call's result: rc 0 -> clean or data problem; refused options -> 64. */
 int cli_exit_of(int rc, const struct nvt_err *err, bool data_problem);
 /* "  name  help" lines of the engines, sources or sinks the library has registered. */

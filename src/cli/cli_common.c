@@ -159,6 +159,38 @@ int cli_engine_qd(const char *engine, bool qd_given, unsigned *qd)
 	return 0;
 }
 
+const char *cli_err_msg(const struct nvt_err *e)
+{
+	static char buf[1024];
+	char hint[200] = "";
+
+	switch (e->hint) {
+	case NVT_HINT_FORCE:
+		snprintf(hint, sizeof(hint), "; give --force to overwrite it");
+		break;
+	case NVT_HINT_LESS_DATA:
+		snprintf(hint, sizeof(hint), "; free space or lower --size");
+		break;
+	case NVT_HINT_SMALLER_RING:
+		snprintf(hint, sizeof(hint), " (lower --chunks or --chunk)");
+		break;
+	case NVT_HINT_LAYOUT:
+		snprintf(hint, sizeof(hint),
+			 ": give all %llu members with --stripe %lluK --member-offset %llu",
+			 (unsigned long long)e->hint_val[0],
+			 (unsigned long long)(e->hint_val[1] >> 10),
+			 (unsigned long long)e->hint_val[2]);
+		break;
+	case NVT_HINT_OTHER_SINK:
+		snprintf(hint, sizeof(hint), ": --sink stdout or --sink null");
+		break;
+	default:
+		break;
+	}
+	snprintf(buf, sizeof(buf), "%s%s", e->msg, hint);
+	return buf;
+}
+
 int cli_exit_of(int rc, const struct nvt_err *err, bool data_problem)
 {
 	if (rc == 0)
@@ -218,7 +250,7 @@ int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t 
 	l->stripe = n > 1 ? (stripe ? stripe : 512u << 10) : 0;
 	l->member_offset = member_offset;
 	if (nvt_layout_check(l, &err))
-		return cli_usage_error("%s", err.msg);
+		return cli_usage_error("%s", cli_err_msg(&err));
 	return 0;
 }
 

@@ -317,11 +317,11 @@ int cmd_bench(int argc, char **argv)
 			o.rec.size_bytes / 1e9, o.runs, o.runs);
 	rc = nvt_bench(&o, r);
 	if (rc == NVT_EXIT_USAGE) {
-		rc = cli_usage_error("%s", r->err.msg);
+		rc = cli_usage_error("%s", cli_err_msg(&r->err));
 		goto out;
 	}
 	if (r->err.code)
-		cli_error("%s", r->err.msg);
+		cli_error("%s", cli_err_msg(&r->err));
 	if (r->interrupted)
 		cli_error("interrupted: the results so far are below");
 	if (report) {

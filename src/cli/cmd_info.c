@@ -47,7 +47,7 @@ int cmd_info(int argc, char **argv)
 		return NVT_EXIT_USAGE;
 	if (nvt_recording_open(&L, &rec, &err) ||
 	    (rec.complete && nvt_recording_read_index(&L, &rec, &ev, &n, &err))) {
-		cli_error("%s", err.msg);
+		cli_error("%s", cli_err_msg(&err));
 		return NVT_EXIT_RUNTIME;
 	}
 	if (json) {

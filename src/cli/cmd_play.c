@@ -201,7 +201,8 @@ int cmd_play(int argc, char **argv)
 		switch (opt) {
 		case 'k':
 			if (!nvt_sink_find(optarg))
-				return cli_usage_error("--sink must be one of: %s", nvt_sink_names());
+				return cli_usage_error("--sink must be one of: %s",
+						       nvt_sink_names());
 			o.sink = optarg;
 			break;
 		case 'r':
@@ -295,14 +296,10 @@ int cmd_play(int argc, char **argv)
 	if (!c.quiet && c.tty && o.stats_ns)
 		fputc('\n', stderr);
 	rc = cli_exit_of(rc, &r.err, r.problems != 0);
-	const struct nvt_sink_ops *sk = nvt_sink_find(o.sink ? o.sink : "checker");
-	if (rc == NVT_EXIT_USAGE && sk && (sk->caps & NVT_SINK_NEEDS_PATTERN) &&
-	    r.err.code == EINVAL && strstr(r.err.msg, "not test pattern"))
-		return cli_usage_error("%s: --sink stdout or --sink null", r.err.msg);
 	if (rc == NVT_EXIT_USAGE)
-		return cli_usage_error("%s", r.err.msg);
+		return cli_usage_error("%s", cli_err_msg(&r.err));
 	if (r.err.code)
-		cli_error("%s", r.err.msg);
+		cli_error("%s", cli_err_msg(&r.err));
 	if (json)
 		json_summary(c.rep, &o, &r, rc);
 	else

@@ -259,8 +259,8 @@ int cmd_record(int argc, char **argv)
 		return cli_usage_error("--source stdin reads standard input, which is a terminal: "
 				       "pipe data in");
 	struct nvt_engine_info einfo;
-	if (o.qd > o.chunks &&
-	    !(nvt_engine_info_find(o.engine, &einfo) == 0 && (einfo.caps & NVT_ENGINE_QD_PER_DRIVE)))
+	if (o.qd > o.chunks && !(nvt_engine_info_find(o.engine, &einfo) == 0 &&
+				 (einfo.caps & NVT_ENGINE_QD_PER_DRIVE)))
 		o.qd = o.chunks;
 	c.tty = isatty(2);
 	o.interrupt = &cli_interrupted;
@@ -285,9 +285,9 @@ int cmd_record(int argc, char **argv)
 		fputc('\n', stderr);
 	rc = cli_exit_of(rc, &r.err, r.rec.drop_count != 0);
 	if (rc == NVT_EXIT_USAGE)
-		return cli_usage_error("%s", r.err.msg);
+		return cli_usage_error("%s", cli_err_msg(&r.err));
 	if (r.err.code)
-		cli_error("%s", r.err.msg);
+		cli_error("%s", cli_err_msg(&r.err));
 	if (rc != NVT_EXIT_RUNTIME || r.rec.data_bytes || r.rec.flags) {
 		if (r.reason == NVT_STOP_SIGNAL && !c.quiet)
 			fprintf(stderr,

@@ -47,7 +47,7 @@ int cmd_recover(int argc, char **argv)
 	o.progress = cli_progress_bytes;
 	rc = nvt_recover(&o, &r);
 	if (rc) {
-		cli_error("%s", r.err.msg);
+		cli_error("%s", cli_err_msg(&r.err));
 		printf("RESULT status=ERROR exit=%d\n", rc);
 		return rc;
 	}

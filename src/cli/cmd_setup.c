@@ -110,11 +110,11 @@ int cmd_setup(int argc, char **argv)
 		o.devs[o.ndevs++] = argv[i];
 	o.confirm = confirm;
 	o.log = log_cmd;
-	rc = nvt_setup(&o, &err);
+	rc = cli_exit_of(nvt_setup(&o, &err), &err, false);
 	if (rc == NVT_EXIT_USAGE)
-		return cli_usage_error("%s", err.msg);
+		return cli_usage_error("%s", cli_err_msg(&err));
 	if (rc) {
-		cli_error("%s", err.msg);
+		cli_error("%s", cli_err_msg(&err));
 		return rc;
 	}
 	if (o.mode != NVT_SETUP_TEARDOWN)

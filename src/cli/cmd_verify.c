@@ -152,7 +152,7 @@ int cmd_verify(int argc, char **argv)
 		c.quiet = true;
 	rc = nvt_verify(&o, &r);
 	if (rc == NVT_EXIT_RUNTIME) {
-		cli_error("%s", r.err.msg);
+		cli_error("%s", cli_err_msg(&r.err));
 		if (json) {
 			printf("{\"command\":\"verify\",\"exit\":1,\"error\":");
 			cli_json_str(stdout, r.err.msg);

@@ -54,8 +54,7 @@ static void watch(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 		}
 		memset(&st, 0, sizeof(st));
 		fill_stats(f, &st, now);
-		if (st.bytes_read < res->rec.valid_bytes * (o->loops ? o->loops : 1) ||
-		    !o->loops)
+		if (st.bytes_read < res->rec.valid_bytes * (o->loops ? o->loops : 1) || !o->loops)
 			if (st.ring_fill < res->st.ring_low)
 				res->st.ring_low = st.ring_fill;
 		if (o->stats_ns && now >= next_stats && o->progress) {
@@ -121,6 +120,7 @@ static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 			      "the recording is not test pattern (source %s): the %s sink has "
 			      "nothing to check; play it into the stdout or null sink",
 			      nvt_source_kind_name(rec->source_kind), f->ops->name);
+		nvt_err_set_hint(err, NVT_HINT_OTHER_SINK, 0, 0, 0);
 		return -EINVAL;
 	}
 	f->rate_bps = o->rate_bps;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "control/recorder_int.h"
@@ -30,8 +31,8 @@ static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
 		return -EINVAL;
 	}
 	if (!e) {
-		nvt_err_param(err, "unknown engine \"%s\" (engines: %s)", o->engine ? o->engine : "",
-			      nvt_engine_names());
+		nvt_err_param(err, "unknown engine \"%s\" (engines: %s)",
+			      o->engine ? o->engine : "", nvt_engine_names());
 		return -EINVAL;
 	}
 	if (o->chunk_bytes < NVT_BLOCK || o->chunk_bytes % NVT_BLOCK ||
@@ -57,8 +58,9 @@ static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
 		return -EINVAL;
 	}
 	if (o->format == NVT_FMT_FDREC && o->source_kind != NVT_SRC_TPG) {
-		nvt_err_param(err, "the FPGA Drive Recorder format holds 16-byte test-pattern beats "
-				   "only: record the test pattern with it");
+		nvt_err_param(err,
+			      "the FPGA Drive Recorder format holds 16-byte test-pattern beats "
+			      "only: record the test pattern with it");
 		return -EINVAL;
 	}
 	if (o->timeout_ns == 0) {
@@ -108,6 +110,33 @@ static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 	return 0;
 }
 
+static uint64_t free_space(const char *path)
+{
+	struct statvfs vfs;
+
+	return statvfs(path, &vfs) == 0 ? (uint64_t)vfs.f_bavail * vfs.f_frsize : 0;
+}
+
+/* A file deleted a moment ago is freed in the background on some filesystems (XFS): while the
+ * free space keeps growing, ask again; give up once it has stood still for half a second. */
+static int reserve_while_freeing(struct nvt_recorder *r, uint64_t reserve, struct nvt_err *rerr)
+{
+	uint64_t last = free_space(r->layout.path[0]);
+	int rc = -ENOSPC, still = 0;
+
+	for (int i = 0; i < 100 && rc == -ENOSPC && still < 5; i++) {
+		uint64_t now;
+		sync();
+		nvt_sleep_until(nvt_mono_ns() + 100000000ull);
+		now = free_space(r->layout.path[0]);
+		still = now > last ? 0 : still + 1;
+		last = now;
+		nvt_err_clear(rerr);
+		rc = r->eng.ops->reserve(&r->eng, reserve, rerr);
+	}
+	return rc;
+}
+
 static int reserve_space(struct nvt_recorder *r, uint64_t reserve, struct nvt_err *err)
 {
 	struct nvt_err rerr = {0};
@@ -120,10 +149,19 @@ static int reserve_space(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 	if (!reserve)
 		reserve = EXTEND_STEP;
 	rc = r->eng.ops->reserve(&r->eng, reserve, &rerr);
+	if (rc == -ENOSPC && r->limit_bytes)
+		rc = reserve_while_freeing(r, reserve, &rerr);
 	if (rc == -ENOSPC && r->limit_bytes) {
-		nvt_err_set(err, ENOSPC, "%s: %s; free space or record less", r->layout.path[0],
-			    rerr.msg);
+		struct statvfs vfs;
 		r->eng.ops->truncate(&r->eng, 0, &rerr);
+		if (statvfs(r->layout.path[0], &vfs) == 0)
+			nvt_err_set(err, ENOSPC,
+				    "not enough free space for %s: need %llu bytes, %llu available",
+				    r->layout.path[0], (unsigned long long)reserve,
+				    (unsigned long long)vfs.f_bavail * vfs.f_frsize);
+		else
+			nvt_err_set(err, ENOSPC, "%s: %s", r->layout.path[0], rerr.msg);
+		nvt_err_set_hint(err, NVT_HINT_LESS_DATA, 0, 0, 0);
 		return -ENOSPC;
 	}
 	if (rc)
@@ -333,7 +371,8 @@ static void add_event(struct nvt_recorder *r, uint64_t offset, uint64_t units, u
 		r->ev = n;
 		r->ev_cap = cap;
 	}
-	r->ev[r->nev++] = (struct nvt_drop_event){.data_offset = offset, .beats = units, .time_ns = t};
+	r->ev[r->nev++] =
+		(struct nvt_drop_event){.data_offset = offset, .beats = units, .time_ns = t};
 	pthread_mutex_unlock(&r->ev_lock);
 }
 
@@ -395,8 +434,9 @@ void *nvt_recorder_acquire(struct nvt_recorder *r, size_t *room, unsigned flags)
 			return NULL;
 		}
 		if (nvt_ring_can_produce(&r->ring)) {
-			r->cur = nvt_ring_chunk(&r->ring, atomic_load_explicit(&r->ring.head,
-									       memory_order_relaxed));
+			r->cur = nvt_ring_chunk(
+				&r->ring,
+				atomic_load_explicit(&r->ring.head, memory_order_relaxed));
 			r->cur_fill = 0;
 			break;
 		}
@@ -412,8 +452,8 @@ void *nvt_recorder_acquire(struct nvt_recorder *r, size_t *room, unsigned flags)
 	}
 	left = r->ring.chunk_bytes - r->cur_fill;
 	if (r->limit_bytes) {
-		uint64_t to_limit = r->limit_bytes - atomic_load_explicit(&r->produced,
-									  memory_order_relaxed);
+		uint64_t to_limit =
+			r->limit_bytes - atomic_load_explicit(&r->produced, memory_order_relaxed);
 		if (to_limit < left)
 			left = to_limit;
 	}

@@ -103,21 +103,21 @@ int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, st
 	if ((rec->members > 1 || l->n > 1) && !assembled &&
 	    (rec->members != l->n || rec->stripe_bytes != l->stripe ||
 	     rec->member_offset != l->member_offset)) {
-		if (rec->members > 1)
-			nvt_err_set(
-				err, EINVAL,
-				"%s: the recording is striped over %u members with %llu KiB "
-				"chunks, %llu bytes into each: give all %u members with --stripe "
-				"%lluK --member-offset %llu",
-				name, rec->members, (unsigned long long)(rec->stripe_bytes >> 10),
-				(unsigned long long)rec->member_offset, rec->members,
-				(unsigned long long)(rec->stripe_bytes >> 10),
-				(unsigned long long)rec->member_offset);
-		else
+		if (rec->members > 1) {
+			nvt_err_set(err, EINVAL,
+				    "%s: the recording is striped over %u members with %llu KiB "
+				    "chunks, %llu bytes into each",
+				    name, rec->members,
+				    (unsigned long long)(rec->stripe_bytes >> 10),
+				    (unsigned long long)rec->member_offset);
+			nvt_err_set_hint(err, NVT_HINT_LAYOUT, rec->members, rec->stripe_bytes,
+					 rec->member_offset);
+		} else {
 			nvt_err_set(
 				err, EINVAL,
 				"%s: %s is a single-file recording, not a stripe: give it alone",
 				name, l->path[0]);
+		}
 		goto out;
 	}
 	if (rec->complete) {

@@ -58,9 +58,9 @@ int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct
 			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r->mem == MAP_FAILED) {
 			r->mem = NULL;
-			nvt_err_set(err, ENOMEM,
-				    "cannot map a %zu MiB ring: %s (lower --chunks or --chunk)",
-				    len >> 20, strerror(errno));
+			nvt_err_set(err, ENOMEM, "cannot map a %zu MiB ring: %s", len >> 20,
+				    strerror(errno));
+			nvt_err_set_hint(err, NVT_HINT_SMALLER_RING, 0, 0, 0);
 			return -ENOMEM;
 		}
 		madvise(r->mem, len, MADV_HUGEPAGE);

@@ -72,11 +72,11 @@ int nvt_layout_check(const struct nvt_layout *l, struct nvt_err *err)
 		return -EINVAL;
 	}
 	if (l->n > 1 && (l->stripe < 4096 || l->stripe % 4096 || l->stripe > (1u << 30))) {
-		nvt_err_set(err, EINVAL, "--stripe must be a multiple of 4 KiB from 4K to 1G");
+		nvt_err_param(err, "the stripe chunk must be a multiple of 4 KiB from 4K to 1G");
 		return -EINVAL;
 	}
 	if (l->member_offset % 4096) {
-		nvt_err_set(err, EINVAL, "--member-offset must be a multiple of 4 KiB");
+		nvt_err_param(err, "the member offset must be a multiple of 4 KiB");
 		return -EINVAL;
 	}
 	return 0;

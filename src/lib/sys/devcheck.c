@@ -48,10 +48,9 @@ static int check_blockdev(const char *path, const struct stat *st, uint64_t need
 		return rc;
 	}
 	if (rc > 0 && !force) {
-		nvt_err_set(err, EEXIST,
-			    "%s carries %s: recording onto it would destroy it; give --force to "
-			    "overwrite it",
-			    path, what);
+		nvt_err_set(err, EEXIST, "%s carries %s: recording onto it would destroy it", path,
+			    what);
+		nvt_err_set_hint(err, NVT_HINT_FORCE, 0, 0, 0);
 		return -EEXIST;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -61,9 +60,9 @@ static int check_blockdev(const char *path, const struct stat *st, uint64_t need
 		close(fd);
 	}
 	if (need_bytes && size < need_bytes) {
-		nvt_err_set(err, ENOSPC,
-			    "%s holds %llu bytes, the recording needs %llu; lower --size", path,
+		nvt_err_set(err, ENOSPC, "%s holds %llu bytes, the recording needs %llu", path,
 			    (unsigned long long)size, (unsigned long long)need_bytes);
+		nvt_err_set_hint(err, NVT_HINT_LESS_DATA, 0, 0, 0);
 		return -ENOSPC;
 	}
 	return 0;
@@ -102,7 +101,7 @@ int nvt_target_check_output(const char *path, uint64_t need_bytes, bool force, s
 {
 	struct stat st;
 	struct statvfs vfs;
-	char dir[4096];
+	char buf[4096], dir[4096];
 
 	if (!path || !*path) {
 		nvt_err_set(err, EINVAL, "no output file given");
@@ -126,24 +125,15 @@ int nvt_target_check_output(const char *path, uint64_t need_bytes, bool force, s
 	}
 	if (o_direct_probe(path, err))
 		return -EINVAL;
-	snprintf(dir, sizeof(dir), "%s", path);
-	if (statvfs(dirname(dir), &vfs)) {
+	snprintf(buf, sizeof(buf), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", dirname(buf));
+	if (statvfs(dir, &vfs)) {
 		nvt_err_set(err, errno, "cannot use the directory of %s: %s", path,
 			    strerror(errno));
 		return -errno;
 	}
-	if (need_bytes) {
-		uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-		if (stat(path, &st) == 0)
-			avail += (uint64_t)st.st_blocks * 512; /* it will be truncated */
-		if (avail < need_bytes) {
-			nvt_err_set(
-				err, ENOSPC,
-				"not enough free space for %s: need %llu bytes, %llu available; "
-				"free space or lower --size",
-				path, (unsigned long long)need_bytes, (unsigned long long)avail);
-			return -ENOSPC;
-		}
-	}
+	/* the space itself is left to the reservation: statfs lags behind a file deleted a
+	 * moment ago (XFS frees in the background), fallocate does not */
+	(void)need_bytes;
 	return 0;
 }

@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/exit_compat.h"
 #include "nvtape/setup.h"
 #include "sys/probe.h"
 #include "util/sysutil.h"
@@ -96,11 +95,10 @@ static int check_devices(const struct nvt_setup_opts *o, char *plan, size_t cap,
 			return -EBUSY;
 		}
 		if (nvt_blockdev_holders(o->devs[i], mnt, sizeof(mnt))) {
-			nvt_err_set(
-				err, EBUSY,
-				"%s is in use by %s: stop it first (nvtape setup --teardown, or "
-				"mdadm --stop /dev/%s)",
-				o->devs[i], mnt, mnt);
+			nvt_err_set(err, EBUSY,
+				    "%s is in use by %s: stop it first (tear the volume down, or "
+				    "mdadm --stop /dev/%s)",
+				    o->devs[i], mnt, mnt);
 			return -EBUSY;
 		}
 		if (nvt_probe_device(o->devs[i], what, sizeof(what)) < 0)
@@ -187,22 +185,22 @@ int nvt_setup(const struct nvt_setup_opts *o, struct nvt_err *err)
 	const char *target;
 
 	if (o->mode == NVT_SETUP_TEARDOWN)
-		return teardown(o, err) ? NVT_EXIT_RUNTIME : NVT_EXIT_OK;
+		return teardown(o, err) ? -(err->code ? err->code : EIO) : 0;
 	if (strcmp(o->fs, "xfs") && strcmp(o->fs, "ext4") && strcmp(o->fs, "exfat")) {
-		nvt_err_set(err, EINVAL, "--fs must be xfs, ext4 or exfat");
-		return NVT_EXIT_USAGE;
+		nvt_err_param(err, "the filesystem must be xfs, ext4 or exfat");
+		return -EINVAL;
 	}
 	if ((o->mode == NVT_SETUP_RAID0 && o->ndevs < 2) ||
 	    (o->mode == NVT_SETUP_SINGLE && o->ndevs != 1)) {
-		nvt_err_set(err, EINVAL, "--raid0 needs two or more devices, --single exactly one");
-		return NVT_EXIT_USAGE;
+		nvt_err_param(err, "RAID0 needs two or more devices, a single volume exactly one");
+		return -EINVAL;
 	}
 	if (o->chunk < 4096 || o->chunk % 4096) {
-		nvt_err_set(err, EINVAL, "--chunk must be a multiple of 4 KiB");
-		return NVT_EXIT_USAGE;
+		nvt_err_param(err, "the RAID0 chunk must be a multiple of 4 KiB");
+		return -EINVAL;
 	}
 	if (check_devices(o, plan, sizeof(plan), err))
-		return NVT_EXIT_RUNTIME;
+		return -(err->code ? err->code : EIO);
 	target = o->mode == NVT_SETUP_RAID0 ? o->md : o->devs[0];
 	snprintf(head, sizeof(head),
 		 "nvtape setup will DESTROY everything on these devices:\n%s"
@@ -211,7 +209,8 @@ int nvt_setup(const struct nvt_setup_opts *o, struct nvt_err *err)
 		 o->mount);
 	if (!o->yes && (!o->confirm || !o->confirm(head, o->arg))) {
 		nvt_err_set(err, ECANCELED, "declined: nothing was changed");
-		return NVT_EXIT_USAGE;
+		err->flags |= NVT_ERR_PARAM;
+		return -ECANCELED;
 	}
 	if (o->mode == NVT_SETUP_RAID0) {
 		char chunk[32], n[32];
@@ -232,10 +231,10 @@ int nvt_setup(const struct nvt_setup_opts *o, struct nvt_err *err)
 			argv[k++] = (char *)o->devs[i];
 		argv[k] = NULL;
 		if (run(o, argv, err))
-			return NVT_EXIT_RUNTIME;
+			return -(err->code ? err->code : EIO);
 	}
 	if (make_fs(o, target, o->mode == NVT_SETUP_RAID0 ? o->ndevs : 1, err) ||
 	    do_mount(o, target, err))
-		return NVT_EXIT_RUNTIME;
-	return NVT_EXIT_OK;
+		return -(err->code ? err->code : EIO);
+	return 0;
 }

@@ -41,3 +41,13 @@ const char *nvt_version(void)
 {
 	return NVT_VERSION;
 }
+
+void nvt_err_set_hint(struct nvt_err *err, unsigned hint, uint64_t a, uint64_t b, uint64_t c)
+{
+	if (!err || err->hint)
+		return;
+	err->hint = hint;
+	err->hint_val[0] = a;
+	err->hint_val[1] = b;
+	err->hint_val[2] = c;
+}
