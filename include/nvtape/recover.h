@@ -35,7 +35,7 @@ struct nvt_recover_result {
 };
 
 NVT_API void nvt_recover_opts_default(struct nvt_recover_opts *o);
-/* NVT_EXIT_OK when the file is (now) complete, NVT_EXIT_RUNTIME otherwise. */
+/* 0 when the file is (now) complete, -errno with res->err saying why otherwise. */
 NVT_API int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res);
 
 #ifdef __cplusplus

@@ -59,7 +59,8 @@ struct nvt_verify_result {
 };
 
 NVT_API void nvt_verify_opts_default(struct nvt_verify_opts *o);
-/* Returns NVT_EXIT_OK, NVT_EXIT_DATA (problems) or NVT_EXIT_RUNTIME (err says why). */
+/* 0 when the recording could be checked (res->problems lists what was found), -errno with
+ * res->err saying why it could not. */
 NVT_API int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res);
 
 #ifdef __cplusplus

@@ -45,7 +45,7 @@ int cmd_recover(int argc, char **argv)
 	o.path = argv[optind];
 	o.notice = cli_note;
 	o.progress = cli_progress_bytes;
-	rc = nvt_recover(&o, &r);
+	rc = cli_exit_of(nvt_recover(&o, &r), &r.err, false);
 	if (rc) {
 		cli_error("%s", cli_err_msg(&r.err));
 		printf("RESULT status=ERROR exit=%d\n", rc);

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util/exit_compat.h"
 #include "nvtape/pattern.h"
 #include "nvtape/recover.h"
 #include "control/scan.h"
@@ -130,11 +129,11 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	memset(res, 0, sizeof(*res));
 	nvt_layout_resolve(&o->layout, o->path, &L);
 	if (nvt_recording_open(&L, &res->before, &res->err))
-		return NVT_EXIT_RUNTIME;
+		return -(res->err.code ? res->err.code : EIO);
 	*rec = res->before;
 	if (rec->complete) {
 		res->already_complete = true;
-		return NVT_EXIT_OK;
+		return 0;
 	}
 	data_avail = rec->file_bytes - rec->data_offset;
 	res->checkpoint_bytes = rec->format == NVT_FMT_NVTAPE ? rec->durable_bytes : 0;
@@ -158,7 +157,7 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 					   .arg = &s};
 		if (so.len && nvt_scan(&so, &ss, &res->err)) {
 			free(s.ev);
-			return NVT_EXIT_RUNTIME;
+			return -(res->err.code ? res->err.code : EIO);
 		}
 	}
 	if (rec->format == NVT_FMT_FDREC)
@@ -184,7 +183,7 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 
 	if (nvt_layout_open(&L, O_RDWR, fd, &res->err)) {
 		free(s.ev);
-		return NVT_EXIT_RUNTIME;
+		return -(res->err.code ? res->err.code : EIO);
 	}
 	end = rec->data_offset + s.valid;
 	for (unsigned m = 0; m < L.n; m++) {
@@ -237,9 +236,9 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	free(s.ev);
 	rec->complete = true;
 	rec->valid_bytes = s.valid;
-	return NVT_EXIT_OK;
+	return 0;
 fail:
 	nvt_layout_close(&L, fd);
 	free(s.ev);
-	return NVT_EXIT_RUNTIME;
+	return -(res->err.code ? res->err.code : EIO);
 }
