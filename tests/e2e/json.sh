@@ -133,7 +133,7 @@ for line in open(cases, encoding="utf-8", errors="surrogateescape"):
         text = open(path, "rb").read().decode("utf-8")
     except UnicodeDecodeError as e:
         sys.exit(f"{cmd}: not UTF-8 ({e})")
-    dec = json.JSONDecoder()
+    dec = json.JSONDecoder(parse_constant=lambda c: sys.exit(f"{cmd}: {c} is not JSON"))
     try:
         obj, end = dec.raw_decode(text)
     except ValueError as e:
