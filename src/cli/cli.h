@@ -13,6 +13,7 @@
 #include "nvtape/layout.h"
 #include "nvtape/nvtape.h"
 #include "nvtape/pattern.h"
+#include "json.h"
 
 /* Exit codes shared by every subcommand: the library returns 0 / -errno and problem flags; the
  * CLI maps them here. */
@@ -29,6 +30,25 @@ enum nvt_exit {
 
 extern volatile sig_atomic_t cli_interrupted;
 extern const char *cli_cmd; /* "record", "verify", ... for messages */
+
+/* --json: every run prints exactly one object. main() sets cli_json when --json is among the
+ * arguments; a command that prints its object marks cli_json_done (cli_json_begin does); when a
+ * command fails before that (a usage error, a file it cannot open), main() prints the error
+ * object with the last message said on stderr. */
+extern bool cli_json, cli_json_done;
+extern FILE *cli_json_out; /* stdout, or stderr when the data owns stdout (play --sink stdout) */
+extern char cli_last_error[512];
+/* "pass" (exit 0), "fail" (2: completed with a data problem) or "error" (1, 64) */
+const char *cli_result_name(int exit_code);
+/* Open the object and write what every command's object starts with: command, version, exit,
+ * result, error (msg when it is not empty, else the last error said for exit 1 or 64, else
+ * null). */
+void cli_json_begin(struct json *j, FILE *f, int exit_code, const char *msg);
+/* key: an array of the names of the bits set in bits (names[i] for bit i) */
+void cli_json_flags(struct json *j, const char *key, unsigned bits, const char *const *names,
+		    unsigned n);
+/* The object of a command that failed before it had anything else to say. */
+void cli_json_error(int exit_code);
 
 void cli_install_signals(void);
 /* A library error's message with the flag that gets past it (nvt_err.hint) appended. */
@@ -47,8 +67,10 @@ int cli_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint6
 int cli_duration(const char *opt, const char *val, uint64_t *ns);
 /* --chunk: a multiple of 4 KiB from 4 KiB to 1 GiB */
 int cli_chunk(const char *val, uint64_t *out);
-/* --rate: "max" (0) or at least 16 bytes/s */
-int cli_rate(const char *val, uint64_t *out);
+/* --rate (opt names the flag): "max" (0) or at least 16 bytes/s; bytes (1500MB, 1.5G) or
+ * bits (12Gbps, 800Mbit/s); an ambiguous lowercase b (12Gb) is refused */
+int cli_rate(const char *opt, const char *val, uint64_t *out);
+#define CLI_RATE_UNITS "bytes/s: 1500MB, 1.5G (2^30); bits/s: 12Gbps, 800Mbit/s"
 /* a count option (--chunks, --qd) within [min, max] */
 int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out);
 /* --engine: file or nvme (and null for a writer) */
@@ -85,13 +107,15 @@ struct cli_meter {
 };
 void cli_meter_update(struct cli_meter *m, uint64_t bytes, uint64_t elapsed_ns, double *inst,
 		      double *avg);
+/* "  42.0%  ETA 1:05" for a live stats line: the fraction done (0..1) and the seconds left
+ * (negative: unknown); "" when frac is negative (the total is not known). */
+const char *cli_eta_str(double frac, double left_s, char *buf, size_t cap);
 /* GAP / CORRUPT / BACKWARD line of the pattern checker */
 void cli_print_check_event(FILE *f, const struct nvt_check_event *e);
 
-void cli_json_str(FILE *f, const char *s);
 const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);
 void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec);
-void cli_json_recording(FILE *f, const struct nvt_recording *rec);
+void cli_json_recording(struct json *j, const char *key, const struct nvt_recording *rec);
 void cli_progress_bytes(uint64_t done, uint64_t total, void *arg);
 /* "first argv[0] argv[1] ..." for reports */
 void cli_cmdline(char *buf, size_t cap, const char *first, int argc, char **argv);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* nvtape CLI: shared helpers for argument parsing and output. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -17,6 +18,14 @@
 
 volatile sig_atomic_t cli_interrupted;
 const char *cli_cmd = "";
+bool cli_json, cli_json_done;
+FILE *cli_json_out;
+char cli_last_error[512];
+
+static void keep_error(const char *fmt, va_list ap)
+{
+	vsnprintf(cli_last_error, sizeof(cli_last_error), fmt, ap);
+}
 
 static void on_signal(int sig)
 {
@@ -44,6 +53,9 @@ int cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	va_start(ap, fmt);
+	keep_error(fmt, ap);
+	va_end(ap);
 	fprintf(stderr, " (see nvtape %s --help)\n", cli_cmd);
 	return NVT_EXIT_USAGE;
 }
@@ -55,6 +67,9 @@ void cli_error(const char *fmt, ...)
 	fprintf(stderr, "nvtape %s: error: ", cli_cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
+	keep_error(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -102,16 +117,50 @@ int cli_chunk(const char *val, uint64_t *out)
 	return 0;
 }
 
-int cli_rate(const char *val, uint64_t *out)
+/* The two readings of a rate whose unit ends in a lowercase b ("12Gb", "100mb/s"): bytes
+ * ("12GB") and bits ("12Gbps"); a binary prefix ("8kib") has only the bytes reading. */
+static int rate_ambiguous(const char *opt, const char *val)
 {
+	char base[64], bytes[72], bits[72];
+	size_t n = strlen(val);
+
+	if (n >= 2 && !strcmp(val + n - 2, "/s"))
+		n -= 2;
+	if (n < 1 || n >= sizeof(base))
+		return cli_usage_error("%s %s: ambiguous unit", opt, val);
+	memcpy(base, val, n - 1); /* without the b */
+	base[n - 1] = 0;
+	n--;
+	if (n && strchr("kmgtKMGT", base[n - 1]))
+		base[n - 1] = (char)toupper((unsigned char)base[n - 1]);
+	snprintf(bytes, sizeof(bytes), "%sB", base);
+	if (n && (base[n - 1] == 'i' || base[n - 1] == 'I'))
+		return cli_usage_error("%s %s is ambiguous: a lowercase b means bits; for bytes/s "
+				       "write %s",
+				       opt, val, bytes);
+	snprintf(bits, sizeof(bits), "%sbps", base);
+	return cli_usage_error("%s %s is ambiguous: %s (bytes/s) or %s (bits/s)?", opt, val, bytes,
+			       bits);
+}
+
+int cli_rate(const char *opt, const char *val, uint64_t *out)
+{
+	int rc;
+
 	if (!strcmp(val, "max")) {
 		*out = 0;
 		return 0;
 	}
-	if (cli_size("--rate", val, out))
-		return NVT_EXIT_USAGE;
+	rc = nvt_parse_rate(val, out);
+	if (rc == -EDOM)
+		return rate_ambiguous(opt, val);
+	if (rc == -ERANGE)
+		return cli_usage_error("%s %s is out of range", opt, val);
+	if (rc)
+		return cli_usage_error("%s: \"%s\" is not a rate (" CLI_RATE_UNITS ", or max)", opt,
+				       val);
 	if (*out < 16)
-		return cli_usage_error("--rate %s: at least 16 bytes/s, or max", val);
+		return cli_usage_error("%s %s: at least 16 bytes/s, or max", opt, val);
 	return 0;
 }
 
@@ -289,19 +338,44 @@ void cli_print_check_event(FILE *f, const struct nvt_check_event *e)
 	}
 }
 
-void cli_json_str(FILE *f, const char *s)
+const char *cli_result_name(int exit_code)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	return exit_code == NVT_EXIT_OK ? "pass" : exit_code == NVT_EXIT_DATA ? "fail" : "error";
+}
+
+void cli_json_begin(struct json *j, FILE *f, int exit_code, const char *msg)
+{
+	if (!msg || !*msg)
+		msg = (exit_code == NVT_EXIT_RUNTIME || exit_code == NVT_EXIT_USAGE) &&
+				      cli_last_error[0]
+			      ? cli_last_error
+			      : NULL;
+	json_begin(j, f);
+	json_str(j, "command", cli_cmd);
+	json_str(j, "version", NVT_VERSION);
+	json_int(j, "exit", exit_code);
+	json_str(j, "result", cli_result_name(exit_code));
+	json_str(j, "error", msg);
+	cli_json_done = true;
+}
+
+void cli_json_flags(struct json *j, const char *key, unsigned bits, const char *const *names,
+		    unsigned n)
+{
+	json_arr(j, key);
+	for (unsigned i = 0; i < n; i++)
+		if (bits & (1u << i))
+			json_str(j, NULL, names[i]);
+	json_arr_end(j);
+}
+
+void cli_json_error(int exit_code)
+{
+	struct json j;
+
+	cli_json_begin(&j, cli_json_out ? cli_json_out : stdout, exit_code,
+		       cli_last_error[0] ? cli_last_error : "failed");
+	json_end(&j);
 }
 
 const char *cli_time_str(uint64_t ns, char *buf, size_t cap)
@@ -366,64 +440,94 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 			r->drive[i].nsid, r->drive[i].lba_bytes, r->drive[i].max_cmd_kib);
 }
 
-void cli_json_recording(FILE *f, const struct nvt_recording *r)
+void cli_json_recording(struct json *j, const char *key, const struct nvt_recording *r)
 {
-	fprintf(f, "{\"format\":\"%s\",\"version\":%u,\"beat_bytes\":%u,\"flags\":%u,",
-		r->format == NVT_FMT_FDREC ? "fdrec" : "nvtape", r->version, r->beat_bytes,
-		r->flags);
-	fprintf(f, "\"complete\":%s,\"recovered\":%s,\"stop_error\":%s,\"source\":\"%s\",",
-		r->complete ? "true" : "false", (r->flags & NVT_FLAG_RECOVERED) ? "true" : "false",
-		(r->flags & NVT_FLAG_STOP_ERROR) ? "true" : "false",
-		nvt_source_kind_name(r->source_kind));
-	fprintf(f,
-		"\"rate_bps\":%llu,\"start_ns\":%llu,\"stop_ns\":%llu,\"duration_ns\":%llu,"
-		"\"data_offset\":%llu,\"data_bytes\":%llu,\"durable_bytes\":%llu,"
-		"\"valid_bytes\":%llu,\"drop_count\":%llu,\"drop_events\":%llu,\"first_seq\":%llu,"
-		"\"index_offset\":%llu,\"index_bytes\":%llu,\"chunk_bytes\":%u,\"chunk_count\":%u,"
-		"\"checkpoints\":%u,\"file_bytes\":%llu,\"hostname\":",
-		(unsigned long long)r->rate_bps, (unsigned long long)r->start_ns,
-		(unsigned long long)r->stop_ns, (unsigned long long)r->duration_ns,
-		(unsigned long long)r->data_offset, (unsigned long long)r->data_bytes,
-		(unsigned long long)r->durable_bytes, (unsigned long long)r->valid_bytes,
-		(unsigned long long)r->drop_count, (unsigned long long)r->drop_events,
-		(unsigned long long)r->first_seq, (unsigned long long)r->index_offset,
-		(unsigned long long)r->index_bytes, r->chunk_bytes, r->chunk_count, r->checkpoints,
-		(unsigned long long)r->file_bytes);
-	cli_json_str(f, r->hostname);
-	fprintf(f, ",\"writer\":");
-	cli_json_str(f, r->writer);
-	fprintf(f, ",\"source_name\":");
-	cli_json_str(f, r->source_name);
-	fprintf(f, ",\"io_path\":\"%s\",\"drives\":[",
-		r->io_path == NVT_PATH_NVME ? "nvme" : "block");
+	json_obj(j, key);
+	json_str(j, "format", r->format == NVT_FMT_FDREC ? "fdrec" : "nvtape");
+	json_uint(j, "version", r->version);
+	json_uint(j, "beat_bytes", r->beat_bytes);
+	json_uint(j, "flags", r->flags);
+	json_bool(j, "complete", r->complete);
+	json_bool(j, "recovered", r->flags & NVT_FLAG_RECOVERED);
+	json_bool(j, "stop_error", r->flags & NVT_FLAG_STOP_ERROR);
+	json_str(j, "source", nvt_source_kind_name(r->source_kind));
+	json_uint(j, "rate_bps", r->rate_bps);
+	json_uint(j, "start_ns", r->start_ns);
+	json_uint(j, "stop_ns", r->stop_ns);
+	json_uint(j, "duration_ns", r->duration_ns);
+	json_uint(j, "data_offset", r->data_offset);
+	json_uint(j, "data_bytes", r->data_bytes);
+	json_uint(j, "durable_bytes", r->durable_bytes);
+	json_uint(j, "valid_bytes", r->valid_bytes);
+	json_uint(j, "drop_count", r->drop_count);
+	json_uint(j, "drop_events", r->drop_events);
+	json_uint(j, "first_seq", r->first_seq);
+	json_uint(j, "index_offset", r->index_offset);
+	json_uint(j, "index_bytes", r->index_bytes);
+	json_uint(j, "chunk_bytes", r->chunk_bytes);
+	json_uint(j, "chunk_count", r->chunk_count);
+	json_uint(j, "checkpoints", r->checkpoints);
+	json_uint(j, "file_bytes", r->file_bytes);
+	json_str(j, "hostname", r->hostname);
+	json_str(j, "writer", r->writer);
+	json_str(j, "source_name", r->source_name);
+	json_str(j, "io_path", r->io_path == NVT_PATH_NVME ? "nvme" : "block");
+	json_arr(j, "drives");
 	for (uint32_t i = 0; i < r->drive_count; i++) {
-		fprintf(f, "%s{\"model\":", i ? "," : "");
-		cli_json_str(f, r->drive[i].model);
-		fprintf(f, ",\"serial\":");
-		cli_json_str(f, r->drive[i].serial);
-		fprintf(f, ",\"firmware\":");
-		cli_json_str(f, r->drive[i].firmware);
-		fprintf(f, ",\"nsid\":%u,\"lba_bytes\":%u,\"max_cmd_kib\":%u}", r->drive[i].nsid,
-			r->drive[i].lba_bytes, r->drive[i].max_cmd_kib);
+		json_obj(j, NULL);
+		json_str(j, "model", r->drive[i].model);
+		json_str(j, "serial", r->drive[i].serial);
+		json_str(j, "firmware", r->drive[i].firmware);
+		json_uint(j, "nsid", r->drive[i].nsid);
+		json_uint(j, "lba_bytes", r->drive[i].lba_bytes);
+		json_uint(j, "max_cmd_kib", r->drive[i].max_cmd_kib);
+		json_obj_end(j);
 	}
-	fprintf(f, "]}");
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+const char *cli_eta_str(double frac, double left_s, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	if (frac < 0)
+		return buf;
+	if (frac > 1)
+		frac = 1;
+	if (left_s < 0 || !(left_s < 360000)) { /* also NaN: not known yet */
+		snprintf(buf, cap, "  %5.1f%%  ETA -", 100 * frac);
+		return buf;
+	}
+	unsigned long s = (unsigned long)(left_s + 0.5);
+	if (s >= 3600)
+		snprintf(buf, cap, "  %5.1f%%  ETA %lu:%02lu:%02lu", 100 * frac, s / 3600,
+			 s / 60 % 60, s % 60);
+	else
+		snprintf(buf, cap, "  %5.1f%%  ETA %lu:%02lu", 100 * frac, s / 60, s % 60);
+	return buf;
 }
 
 void cli_progress_bytes(uint64_t done, uint64_t total, void *arg)
 {
-	static uint64_t last_ns;
+	static uint64_t first_ns, last_ns;
 	struct timespec ts;
 	uint64_t now;
+	char eta[64];
 
 	(void)arg;
 	if (!isatty(2))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (!first_ns)
+		first_ns = now;
 	if (now - last_ns < 1000000000ull && done != total)
 		return;
 	last_ns = now;
-	fprintf(stderr, "\r  %5.1f%%  %.3f of %.3f GB   ", total ? 100.0 * done / total : 100.0,
+	double el = (now - first_ns) / 1e9;
+	double frac = total ? (double)done / total : 1.0;
+	double left = done && el > 0 && total >= done ? (total - done) / (done / el) : -1;
+	fprintf(stderr, "\r%s  %.3f of %.3f GB   ", cli_eta_str(frac, left, eta, sizeof(eta)),
 		done / 1e9, total / 1e9);
 	if (done == total)
 		fputc('\n', stderr);

@@ -2,6 +2,7 @@
 /* nvtape bench record|play: the search for the highest sustained rate, a line per run, the
  * summary table, RESULT, JSON (with every time series) and the HTML report. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,9 @@ static const char bench_help[] =
 	"several members of a stripe, as for record. Every run overwrites TARGET.\n\n"
 	"  --size S             bytes every run writes or plays (default 16G; more than the\n"
 	"                       drive's cache to see its sustained rate)\n"
-	"  --from R, --to R     search range (default: an eighth of the unthrottled average\n"
-	"                       up to 1.05x it)\n"
+	"  --from R, --to R     search range, rates per second as for record (bytes 1500MB\n"
+	"                       or 1G, bits 12Gbps or 800Mbit/s); default: an eighth of the\n"
+	"                       unthrottled average up to 1.05x it\n"
 	"  --runs K             runs that must all pass at a rate (default 3)\n"
 	"  --tolerance P        stop when the failing rate is within P of the passing one\n"
 	"                       (default 3%)\n"
@@ -29,7 +31,8 @@ static const char bench_help[] =
 	"  --engine file|nvme, --chunk B, --chunks N, --qd Q, --timeout T, --force\n"
 	"                       as for record (play: the read side)\n"
 	"  --report FILE        write a self-contained HTML report with the plots\n"
-	"  --json               JSON on stdout, with every run's time series\n"
+	"  --json               one JSON object on stdout with every run's time series, also\n"
+	"                       on errors (docs/json.md)\n"
 	"  -q, --quiet          no line per run\n" CLI_LAYOUT_HELP "  -h, --help\n\n"
 	"Exit codes: 0 a rate was found; 2 not even the lowest rate passed; 1 runtime error;\n"
 	"            64 usage error.\n";
@@ -54,66 +57,80 @@ static void on_run(const struct nvt_bench_run *r, void *arg)
 		r->why);
 }
 
-static void json_series(const struct nvt_series *s)
+static void json_series(struct json *j, const char *key, const struct nvt_series *s)
 {
-	printf("{\"ring_chunks\":%llu,\"t_s\":[", (unsigned long long)s->ring_chunks);
+	json_obj(j, key);
+	json_uint(j, "ring_chunks", s->ring_chunks);
+	json_arr(j, "t_s");
 	for (size_t i = 0; i < s->n; i++)
-		printf("%s%.3f", i ? "," : "", s->s[i].t_ns / 1e9);
-	printf("],\"bytes\":[");
+		json_num(j, NULL, s->s[i].t_ns / 1e9, 3);
+	json_arr_end(j);
+	json_arr(j, "bytes");
 	for (size_t i = 0; i < s->n; i++)
-		printf("%s%llu", i ? "," : "", (unsigned long long)s->s[i].bytes);
-	printf("],\"ring_fill\":[");
+		json_uint(j, NULL, s->s[i].bytes);
+	json_arr_end(j);
+	json_arr(j, "ring_fill");
 	for (size_t i = 0; i < s->n; i++)
-		printf("%s%llu", i ? "," : "", (unsigned long long)s->s[i].ring_fill);
-	printf("],\"drops\":[");
+		json_uint(j, NULL, s->s[i].ring_fill);
+	json_arr_end(j);
+	json_arr(j, "drops");
 	for (size_t i = 0; i < s->n; i++)
-		printf("%s%llu", i ? "," : "", (unsigned long long)s->s[i].drops);
-	printf("]}");
+		json_uint(j, NULL, s->s[i].drops);
+	json_arr_end(j);
+	json_obj_end(j);
 }
 
-static void json_run(const struct nvt_bench_run *r)
+static void json_run(struct json *j, const char *key, const struct nvt_bench_run *r)
 {
-	printf("{\"rate_bps\":%llu,\"run\":%u,\"pass\":%s,\"exit\":%d,\"mbps\":%.1f,\"bytes\":%llu,"
-	       "\"drops\":%llu,\"errors\":%llu,\"io_cpu_s\":%.4f,\"why\":",
-	       (unsigned long long)r->rate_bps, r->index, r->pass ? "true" : "false", r->exit_code,
-	       r->mbps, (unsigned long long)r->bytes, (unsigned long long)r->drops,
-	       (unsigned long long)r->errors, r->io_cpu_s);
-	cli_json_str(stdout, r->why);
-	printf(",\"series\":");
-	json_series(&r->series);
-	printf("}");
+	json_obj(j, key);
+	json_uint(j, "rate_bps", r->rate_bps);
+	json_uint(j, "run", r->index);
+	json_str(j, "result", r->pass ? "pass" : "fail");
+	json_int(j, "exit", r->exit_code);
+	json_uint(j, "bytes", r->bytes);
+	json_num(j, "seconds", r->mbps > 0 ? r->bytes / (r->mbps * 1e6) : NAN, 6);
+	json_num(j, "mbps", r->mbps, 3);
+	json_uint(j, "drops", r->drops);
+	json_uint(j, "errors", r->errors);
+	json_num(j, "io_cpu_s", r->io_cpu_s, 4);
+	json_str(j, "why", r->why[0] ? r->why : NULL);
+	json_series(j, "series", &r->series);
+	json_obj_end(j);
 }
 
-static void json_out(const struct nvt_bench_opts *o, const struct nvt_bench_result *r, int rc)
+static void bench_json(const struct nvt_bench_opts *o, const struct nvt_bench_result *r, int rc,
+		       FILE *f)
 {
 	const struct nvt_cliff *c = &r->cliff;
+	struct json j;
 
-	printf("{\"command\":\"bench\",\"mode\":\"%s\",\"exit\":%d,\"path\":",
-	       o->mode == NVT_BENCH_PLAY ? "play" : "record", rc);
-	cli_json_str(stdout, o->rec.path);
-	printf(",\"engine\":");
-	cli_json_str(stdout, r->engine_desc);
-	printf(",\"size\":%llu,\"runs_per_rate\":%u,\"ring_bytes\":%llu,\"best_bps\":%llu,"
-	       "\"fail_bps\":%llu,\"limited_by_to\":%s,\"interrupted\":%s,",
-	       (unsigned long long)o->rec.size_bytes, o->runs, (unsigned long long)r->ring_bytes,
-	       (unsigned long long)r->best_bps, (unsigned long long)r->fail_bps,
-	       r->limited_by_to ? "true" : "false", r->interrupted ? "true" : "false");
-	printf("\"cliff\":{\"found\":%s,\"steady\":%s,\"avg_bps\":%.0f,\"burst_bps\":%.0f,"
-	       "\"sustained_bps\":%.0f,\"cliff_bytes\":%llu,\"cliff_s\":%.3f,\"warning\":",
-	       c->found ? "true" : "false", c->steady ? "true" : "false", c->avg_bps, c->burst_bps,
-	       c->sustained_bps, (unsigned long long)c->cliff_bytes, c->cliff_s);
-	cli_json_str(stdout, c->warning);
-	printf("},\"unthrottled\":");
-	json_run(&r->max);
-	printf(",\"sweep\":[");
-	for (size_t i = 0; i < r->nruns; i++) {
-		if (i)
-			putchar(',');
-		json_run(&r->runs[i]);
-	}
-	printf("],\"error\":");
-	cli_json_str(stdout, r->err.msg);
-	printf("}\n");
+	cli_json_begin(&j, f, rc, r->err.code ? r->err.msg : NULL);
+	json_str(&j, "mode", o->mode == NVT_BENCH_PLAY ? "play" : "record");
+	json_str(&j, "path", o->rec.path);
+	json_str(&j, "engine", r->engine_desc);
+	json_uint(&j, "size", o->rec.size_bytes);
+	json_uint(&j, "runs_per_rate", o->runs);
+	json_uint(&j, "ring_bytes", r->ring_bytes);
+	json_uint(&j, "best_bps", r->best_bps);
+	json_uint(&j, "fail_bps", r->fail_bps);
+	json_bool(&j, "limited_by_to", r->limited_by_to);
+	json_bool(&j, "interrupted", r->interrupted);
+	json_obj(&j, "cliff");
+	json_bool(&j, "found", c->found);
+	json_bool(&j, "steady", c->steady);
+	json_num(&j, "avg_bps", c->avg_bps, 0);
+	json_num(&j, "burst_bps", c->burst_bps, 0);
+	json_num(&j, "sustained_bps", c->sustained_bps, 0);
+	json_uint(&j, "cliff_bytes", c->cliff_bytes);
+	json_num(&j, "cliff_s", c->cliff_s, 3);
+	json_str(&j, "warning", c->warning[0] ? c->warning : NULL);
+	json_obj_end(&j);
+	json_run(&j, "unthrottled", &r->max);
+	json_arr(&j, "sweep");
+	for (size_t i = 0; i < r->nruns; i++)
+		json_run(&j, NULL, &r->runs[i]);
+	json_arr_end(&j);
+	json_end(&j);
 }
 
 static void summary(const struct nvt_bench_opts *o, const struct nvt_bench_result *r, int rc)
@@ -154,10 +171,12 @@ static void summary(const struct nvt_bench_opts *o, const struct nvt_bench_resul
 		       r->ring_bytes / 1e6);
 	}
 	printf("RESULT mode=%s best_bps=%llu fail_bps=%llu unthrottled_mbps=%.1f cliff=%d "
-	       "burst_bps=%.0f cliff_bytes=%llu sustained_bps=%.0f steady=%d runs=%zu exit=%d\n",
+	       "burst_bps=%.0f cliff_bytes=%llu sustained_bps=%.0f steady=%d runs=%zu result=%s "
+	       "exit=%d\n",
 	       o->mode == NVT_BENCH_PLAY ? "play" : "record", (unsigned long long)r->best_bps,
 	       (unsigned long long)r->fail_bps, r->max.mbps, c->found, c->burst_bps,
-	       (unsigned long long)c->cliff_bytes, c->sustained_bps, c->steady, r->nruns, rc);
+	       (unsigned long long)c->cliff_bytes, c->sustained_bps, c->steady, r->nruns,
+	       cli_result_name(rc), rc);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -213,7 +232,8 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'f':
 		case 'T':
-			if (cli_rate(optarg, opt == 'f' ? &o.from_bps : &o.to_bps))
+			if (cli_rate(opt == 'f' ? "--from" : "--to", optarg,
+				     opt == 'f' ? &o.from_bps : &o.to_bps))
 				return NVT_EXIT_USAGE;
 			break;
 		case 'k':
@@ -330,11 +350,11 @@ int cmd_bench(int argc, char **argv)
 					 .command = cmdline,
 					 .bench_opts = &o,
 					 .bench = r};
-		if (cli_report(report, &rep, c.json))
+		if (cli_report(report, &rep, c.json || c.quiet))
 			rc = NVT_EXIT_RUNTIME;
 	}
 	if (c.json)
-		json_out(&o, r, rc);
+		bench_json(&o, r, rc, stdout);
 	else
 		summary(&o, r, rc);
 out:

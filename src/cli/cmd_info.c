@@ -9,14 +9,40 @@
 #include "cli.h"
 
 static const char info_help[] =
-	"Usage: nvtape info [--json] [--stripe B] FILE...\n"
+	"Usage: nvtape info [--json] [-q] [--stripe B] FILE...\n"
 	"Print the header and the drop index of a recording (nvtape or "
 	"FPGA Drive Recorder v1).\n\n"
-	"  --json       JSON on stdout\n" CLI_LAYOUT_HELP "  -h, --help\n\n" EXIT_CODES_HELP;
+	"  --json       one JSON object on stdout, also on errors (docs/json.md)\n"
+	"  -q, --quiet  the header without the drop index list\n" CLI_LAYOUT_HELP
+	"  -h, --help\n\n" EXIT_CODES_HELP;
+
+/* The JSON object of info; without the header and index when they could not be read. */
+static void info_json(const char *path, const struct nvt_recording *rec,
+		      const struct nvt_drop_event *ev, uint64_t n, int rc, FILE *f)
+{
+	struct json j;
+
+	cli_json_begin(&j, f, rc, NULL);
+	json_str(&j, "path", path);
+	if (rec) {
+		cli_json_recording(&j, "header", rec);
+		json_arr(&j, "drop_events");
+		for (uint64_t i = 0; i < n; i++) {
+			json_obj(&j, NULL);
+			json_uint(&j, "data_offset", ev[i].data_offset);
+			json_uint(&j, "beats", ev[i].beats);
+			json_uint(&j, "time_ns", ev[i].time_ns);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+	}
+	json_end(&j);
+}
 
 int cmd_info(int argc, char **argv)
 {
 	static const struct option lo[] = {{"json", no_argument, 0, 'j'},
+					   {"quiet", no_argument, 0, 'q'},
 					   CLI_LAYOUT_OPTIONS,
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
@@ -26,14 +52,16 @@ int cmd_info(int argc, char **argv)
 	struct nvt_err err = {0};
 	struct nvt_drop_event *ev = NULL;
 	uint64_t n = 0;
-	bool json = false;
+	bool json = false, quiet = false;
 	int opt;
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
 		if (opt == 'j')
 			json = true;
+		else if (opt == 'q')
+			quiet = true;
 		else if (opt == 'Z' || opt == 'O') {
 			if (cli_layout_option(opt, optarg, &stripe, &member_off))
 				return NVT_EXIT_USAGE;
@@ -48,25 +76,19 @@ int cmd_info(int argc, char **argv)
 	if (nvt_recording_open(&L, &rec, &err) ||
 	    (rec.complete && nvt_recording_read_index(&L, &rec, &ev, &n, &err))) {
 		cli_error("%s", cli_err_msg(&err));
+		if (json)
+			info_json(argv[optind], NULL, NULL, 0, NVT_EXIT_RUNTIME, stdout);
+		free(ev);
 		return NVT_EXIT_RUNTIME;
 	}
 	if (json) {
-		printf("{\"path\":");
-		cli_json_str(stdout, argv[optind]);
-		printf(",\"header\":");
-		cli_json_recording(stdout, &rec);
-		printf(",\"drop_events\":[");
-		for (uint64_t i = 0; i < n; i++)
-			printf("%s{\"data_offset\":%" PRIu64 ",\"beats\":%" PRIu64
-			       ",\"time_ns\":%" PRIu64 "}",
-			       i ? "," : "", ev[i].data_offset, ev[i].beats, ev[i].time_ns);
-		printf("]}\n");
+		info_json(argv[optind], &rec, ev, n, NVT_EXIT_OK, stdout);
 	} else {
 		char name[512];
 		cli_print_recording(stdout, nvt_layout_name(&L, name, sizeof(name)), &rec);
-		if (n)
+		if (n && !quiet)
 			printf("  drop events     (data offset, beats, time since start)\n");
-		for (uint64_t i = 0; i < n; i++)
+		for (uint64_t i = 0; i < n && !quiet; i++)
 			printf("    %14" PRIu64 "  %12" PRIu64 "  %10.6f s\n", ev[i].data_offset,
 			       ev[i].beats, ev[i].time_ns / 1e9);
 	}

@@ -19,14 +19,17 @@ static const char play_help[] =
 	"  --sink checker|stdout|null  checker: check every beat of a test-pattern recording\n"
 	"                       (the default for those; a DAC model); stdout: the data (not the\n"
 	"                       header) to standard output; null: consume and discard\n"
-	"  --rate R             sink rate, e.g. 1500MB; max = as fast as the reads go (default)\n"
+	"  --rate R             sink rate per second: bytes 1500MB (10^6) or 1G (2^30), bits\n"
+	"                       12Gbps or 800Mbit/s; max = as fast as the reads go (default)\n"
 	"  --loop N             play the file N times seamlessly (0 = until Ctrl-C; default 1)\n"
 	"  --chunk B            read size (default 8M)\n"
 	"  --chunks N           ring chunks (default 32)\n"
 	"  --qd Q               reads in flight (default 8)\n"
 	"  --timeout T          stall watchdog for the reads (default 10 s)\n"
-	"  --stats T            live stats interval on stderr (default 1 s, 0 = off)\n"
-	"  --json               JSON summary instead of the human summary\n"
+	"  --stats T            live stats interval on stderr (default 1 s, 0 = off), with the\n"
+	"                       % done and the ETA unless --loop 0\n"
+	"  --json               one JSON object instead of the human summary, also on errors\n"
+	"                       (on stderr with --sink stdout; docs/json.md)\n"
 	"  -q, --quiet          no banner, no live stats, no event lines\n" CLI_ENGINE_HELP
 		CLI_LAYOUT_HELP "  -h, --help\n\n"
 	"When the sink is due to take data and none is there, that is an underflow: counted,\n"
@@ -40,6 +43,7 @@ static const char play_help[] =
 struct play_cli {
 	FILE *rep;
 	bool quiet, tty;
+	uint64_t total_bytes; /* data bytes x loops, 0 when not known (--loop 0) */
 	uint64_t max_errors, printed[3];
 	struct cli_meter meter;
 };
@@ -47,17 +51,26 @@ struct play_cli {
 static void progress(const struct nvt_play_stats *st, void *arg)
 {
 	struct play_cli *c = arg;
-	double inst, avg;
+	double inst, avg, frac = -1, left = -1;
+	char eta[64];
 
 	cli_meter_update(&c->meter, st->bytes_played, st->elapsed_ns, &inst, &avg);
 	if (c->quiet)
 		return;
+	if (c->total_bytes) {
+		uint64_t done =
+			st->bytes_played < c->total_bytes ? st->bytes_played : c->total_bytes;
+		frac = (double)done / c->total_bytes;
+		if (avg > 0)
+			left = (c->total_bytes - done) / (avg * 1e6);
+	}
 	fprintf(stderr,
 		"%s%8.1fs %9.1f MB/s (avg %9.1f) %10.3f GB  reads %2u  ring %3" PRIu64 "/%" PRIu64
-		" (low %" PRIu64 ")  underflows %" PRIu64 "%s",
+		" (low %" PRIu64 ")  underflows %" PRIu64 "%s%s",
 		c->tty ? "\r" : "", st->elapsed_ns / 1e9, inst, avg, st->bytes_played / 1e9,
 		st->reads_inflight, st->ring_fill, st->ring_chunks, st->ring_low,
-		st->underflow_beats, c->tty ? "   " : "\n");
+		st->underflow_beats, cli_eta_str(frac, left, eta, sizeof(eta)),
+		c->tty ? "   " : "\n");
 }
 
 static void on_event(const struct nvt_check_event *e, void *arg)
@@ -68,6 +81,12 @@ static void on_event(const struct nvt_check_event *e, void *arg)
 		return;
 	c->printed[e->kind]++;
 	cli_print_check_event(c->rep, e);
+}
+
+/* end: every pass played; signal: Ctrl-C / SIGTERM; error: a read error or stall */
+static const char *stop_reason(const struct nvt_play_result *r)
+{
+	return r->complete ? "end" : r->interrupted ? "signal" : "error";
 }
 
 static double pct(uint64_t ns, double s)
@@ -130,44 +149,77 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 			st->late_events, r->max_late_ns / 1e6);
 	fprintf(f,
 		"RESULT bytes=%" PRIu64 " seconds=%.3f sink_rate_bps=%" PRIu64
-		" mbps=%.1f beats=%" PRIu64 " errors=%" PRIu64 " gaps=%" PRIu64
+		" mbps=%.1f beats=%" PRIu64 " corrupt=%" PRIu64 " gaps=%" PRIu64
 		" gap_beats=%" PRIu64 " expected_gap_beats=%" PRIu64 " drop_count=%" PRIu64
 		" underflows=%" PRIu64 " underflow_events=%" PRIu64 " late_events=%" PRIu64
 		" passes=%" PRIu64 " ring_low=%" PRIu64 " max_reads=%u "
-		"read_mbps=%.1f read_cpu_s=%.4f sink_cpu_s=%.4f complete=%d exit=%d\n",
+		"read_mbps=%.1f read_cpu_s=%.4f sink_cpu_s=%.4f stop_reason=%s result=%s exit=%d\n",
 		st->bytes_played, r->seconds, o->rate_bps, mbps, r->chk.beats, r->chk.corrupt,
 		r->chk.gaps, r->chk.gap_beats, r->expected_gap_beats * st->passes,
 		r->rec.drop_count, st->underflow_beats, st->underflow_events, st->late_events,
 		st->passes, st->ring_low, r->max_inflight,
 		r->read_seconds > 0 ? r->st.bytes_read / r->read_seconds / 1e6 : 0.0,
-		r->read_cpu_ns / 1e9, r->sink_cpu_ns / 1e9, r->complete, rc);
+		r->read_cpu_ns / 1e9, r->sink_cpu_ns / 1e9, stop_reason(r), cli_result_name(rc),
+		rc);
 }
 
-static void json_summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_play_result *r,
-			 int rc)
+static void play_json(const struct nvt_play_opts *o, const struct nvt_play_result *r, int rc,
+		      FILE *f)
 {
+	static const char *const names[] = {"corrupt",   "underflow", "gaps",
+					    "first_seq", "backward",  "late"};
 	const struct nvt_play_stats *st = &r->st;
+	struct json j;
 
-	fprintf(f, "{\"command\":\"play\",\"path\":");
-	cli_json_str(f, o->path);
-	fprintf(f, ",\"exit\":%d,\"complete\":%s,\"error\":", rc, r->complete ? "true" : "false");
-	cli_json_str(f, r->err.msg);
-	fprintf(f,
-		",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"sink_rate_bps\":%" PRIu64
-		",\"beats\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"gaps\":%" PRIu64
-		",\"gap_beats\":%" PRIu64 ",\"expected_gap_beats\":%" PRIu64
-		",\"underflows\":%" PRIu64 ",\"underflow_events\":%" PRIu64
-		",\"first_underflow_s\":%.6f,\"late_events\":%" PRIu64 ",\"passes\":%" PRIu64
-		",\"ring_low\":%" PRIu64
-		",\"max_reads\":%u,\"read_cpu_s\":%.6f,\"sink_cpu_s\":%.6f,"
-		"\"problems\":%u,\"header\":",
-		st->bytes_played, r->seconds, o->rate_bps, r->chk.beats, r->chk.corrupt,
-		r->chk.gaps, r->chk.gap_beats, r->expected_gap_beats * st->passes,
-		st->underflow_beats, st->underflow_events, r->first_underflow_ns / 1e9,
-		st->late_events, st->passes, st->ring_low, r->max_inflight, r->read_cpu_ns / 1e9,
-		r->sink_cpu_ns / 1e9, r->problems);
-	cli_json_recording(f, &r->rec);
-	fprintf(f, "}\n");
+	cli_json_begin(&j, f, rc, r->err.code ? r->err.msg : NULL);
+	json_str(&j, "path", o->path);
+	json_str(&j, "stop_reason", stop_reason(r));
+	json_uint(&j, "bytes", st->bytes_played);
+	json_num(&j, "seconds", r->seconds, 6);
+	json_num(&j, "mbps", st->bytes_played / r->seconds / 1e6, 3);
+	json_str(&j, "sink", r->checked ? "checker" : o->sink ? o->sink : "checker");
+	json_uint(&j, "sink_rate_bps", o->rate_bps);
+	json_uint(&j, "loops", o->loops);
+	json_uint(&j, "passes", st->passes);
+	json_bool(&j, "checked", r->checked);
+	json_uint(&j, "beats", r->chk.beats);
+	json_uint(&j, "corrupt", r->chk.corrupt);
+	json_uint(&j, "gaps", r->chk.gaps);
+	json_uint(&j, "gap_beats", r->chk.gap_beats);
+	json_uint(&j, "expected_gap_beats", r->expected_gap_beats * st->passes);
+	json_uint(&j, "backward", r->chk.backward);
+	json_uint(&j, "first_seq_seen", r->chk.first_seen);
+	json_uint(&j, "underflows", st->underflow_beats);
+	json_uint(&j, "underflow_events", st->underflow_events);
+	json_num(&j, "first_underflow_s", r->first_underflow_ns / 1e9, 6);
+	json_uint(&j, "late_events", st->late_events);
+	json_num(&j, "max_late_s", r->max_late_ns / 1e9, 6);
+	json_uint(&j, "ring_low", st->ring_low);
+	json_uint(&j, "ring_chunks", st->ring_chunks);
+	json_uint(&j, "max_reads", r->max_inflight);
+	json_uint(&j, "read_bytes", st->bytes_read);
+	json_num(&j, "read_seconds", r->read_seconds, 6);
+	json_num(&j, "read_mbps", st->bytes_read / r->read_seconds / 1e6, 3);
+	json_num(&j, "read_cpu_s", r->read_cpu_ns / 1e9, 6);
+	json_num(&j, "sink_cpu_s", r->sink_cpu_ns / 1e9, 6);
+	cli_json_flags(&j, "problems", r->problems, names, sizeof(names) / sizeof(names[0]));
+	if (r->rec.beat_bytes)
+		cli_json_recording(&j, "header", &r->rec);
+	json_end(&j);
+}
+
+/* Where the reports go is known before the options are parsed, so that even a usage error's
+ * JSON object stays off the data's standard output. */
+static bool sink_is_stdout(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--sink=stdout") ||
+		    (!strcmp(argv[i], "--sink") && i + 1 < argc && !strcmp(argv[i + 1], "stdout")))
+			return true;
+	}
+	return false;
 }
 
 int cmd_play(int argc, char **argv)
@@ -195,6 +247,8 @@ int cmd_play(int argc, char **argv)
 	int opt, rc;
 
 	nvt_play_opts_init(&o);
+	if (sink_is_stdout(argc, argv))
+		cli_json_out = stderr;
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
@@ -206,7 +260,7 @@ int cmd_play(int argc, char **argv)
 			o.sink = optarg;
 			break;
 		case 'r':
-			if (cli_rate(optarg, &o.rate_bps))
+			if (cli_rate("--rate", optarg, &o.rate_bps))
 				return NVT_EXIT_USAGE;
 			break;
 		case 'l':
@@ -280,6 +334,15 @@ int cmd_play(int argc, char **argv)
 	o.arg = &c;
 	if (c.quiet)
 		o.stats_ns = 0;
+	if (o.stats_ns && o.loops) {
+		/* the total for the % done: what play will read of the recording, every pass */
+		struct nvt_recording rec;
+		struct nvt_err err = {0};
+		if (!nvt_recording_open(&o.layout, &rec, &err) && rec.beat_bytes &&
+		    rec.valid_bytes / rec.beat_bytes <= UINT64_MAX / rec.beat_bytes / o.loops)
+			c.total_bytes =
+				(rec.valid_bytes - rec.valid_bytes % rec.beat_bytes) * o.loops;
+	}
 	cli_install_signals();
 	if (!c.quiet) {
 		char rate[64] = "max";
@@ -301,7 +364,7 @@ int cmd_play(int argc, char **argv)
 	if (r.err.code)
 		cli_error("%s", cli_err_msg(&r.err));
 	if (json)
-		json_summary(c.rep, &o, &r, rc);
+		play_json(&o, &r, rc, c.rep);
 	else
 		summary(c.rep, &o, &r, rc);
 	return rc;

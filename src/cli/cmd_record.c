@@ -16,7 +16,8 @@ static const char record_help[] =
 	"hugepage ring).\n\n"
 	"  --source tpg|stdin   tpg: test pattern {seq, ~seq} (default); stdin: bytes from\n"
 	"                       standard input, back-pressured (never drops)\n"
-	"  --rate R             test-pattern rate, e.g. 1500MB (10^6) or 1G (2^30) per second;\n"
+	"  --rate R             test-pattern rate per second: bytes 1500MB (10^6) or 1G (2^30),\n"
+	"                       bits 12Gbps or 800Mbit/s (10^3 steps, to the nearest byte);\n"
 	"                       max = unpaced, as fast as the storage takes it (default)\n"
 	"  --size S             stop after S data bytes (rounded up to 4 KiB for tpg);\n"
 	"                       space is reserved and checked before starting\n"
@@ -35,8 +36,10 @@ static const char record_help[] =
 	"  --force              record onto a block device that carries a filesystem, RAID\n"
 	"                       superblock, partition table or recording (never a mounted\n"
 	"                       or held one)\n"
-	"  --stats T            live stats interval on stderr (default 1 s, 0 = off)\n"
-	"  --json               JSON summary on stdout instead of the human summary\n"
+	"  --stats T            live stats interval on stderr (default 1 s, 0 = off); with\n"
+	"                       --size or --duration they show the % done and the ETA\n"
+	"  --json               one JSON object on stdout instead of the human summary, also\n"
+	"                       on errors (docs/json.md)\n"
 	"  -q, --quiet          no banner and no live stats\n" CLI_LAYOUT_HELP "  -h, --help\n\n"
 	"A source that cannot be stalled (tpg at a --rate) drops beats when the storage falls\n"
 	"behind: they are counted, their positions indexed, and the exit code is "
@@ -44,24 +47,51 @@ static const char record_help[] =
 
 struct rec_cli {
 	bool json, quiet, tty;
+	uint64_t size_bytes, duration_ns; /* the totals the % done and the ETA come from */
 	struct cli_meter meter;
 };
+
+/* the % done and the seconds left: whichever of --size and --duration ends the recording first */
+static const char *eta(const struct rec_cli *c, const struct nvt_record_stats *st, double avg_mbps,
+		       char *buf, size_t cap)
+{
+	double frac = -1, left = -1;
+
+	if (c->size_bytes) {
+		uint64_t done =
+			st->bytes_written < c->size_bytes ? st->bytes_written : c->size_bytes;
+		frac = (double)done / c->size_bytes;
+		if (avg_mbps > 0)
+			left = (c->size_bytes - done) / (avg_mbps * 1e6);
+	}
+	if (c->duration_ns) {
+		uint64_t el = st->elapsed_ns < c->duration_ns ? st->elapsed_ns : c->duration_ns;
+		double f = (double)el / c->duration_ns, l = (c->duration_ns - el) / 1e9;
+		if (f > frac)
+			frac = f;
+		if (left < 0 || l < left)
+			left = l;
+	}
+	return cli_eta_str(frac, left, buf, cap);
+}
 
 static void progress(const struct nvt_record_stats *st, void *arg)
 {
 	struct rec_cli *c = arg;
 	double inst, avg;
+	char e[64];
 
 	cli_meter_update(&c->meter, st->bytes_written, st->elapsed_ns, &inst, &avg);
 	if (c->quiet)
 		return;
 	fprintf(stderr,
 		"%s%8.1fs %9.1f MB/s (avg %9.1f) %10.3f GB  inflight %2u  ring %3llu/%llu "
-		"(hwm %llu)  drops %llu%s",
+		"(hwm %llu)  drops %llu%s%s",
 		c->tty ? "\r" : "", st->elapsed_ns / 1e9, inst, avg, st->bytes_written / 1e9,
 		st->inflight, (unsigned long long)st->ring_fill,
 		(unsigned long long)st->ring_chunks, (unsigned long long)st->ring_hwm,
-		(unsigned long long)st->drops, c->tty ? "   " : "\n");
+		(unsigned long long)st->drops, eta(c, st, avg, e, sizeof(e)),
+		c->tty ? "   " : "\n");
 }
 
 static double per_gb(uint64_t cpu_ns, uint64_t bytes)
@@ -93,7 +123,7 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       "io_cpu_s=%.4f "
 	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
-	       "fixed_bufs=%d reason=%s exit=%d\n",
+	       "fixed_bufs=%d stop_reason=%s result=%s exit=%d\n",
 	       (unsigned long long)b, (unsigned long long)r->source_bytes, r->seconds,
 	       (unsigned long long)o->rate_bps, mbps, (unsigned long long)r->rec.drop_count,
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->lost_unwritten,
@@ -102,35 +132,45 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
 	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
-	       nvt_stop_reason_name(r->reason), rc);
+	       nvt_stop_reason_name(r->reason), cli_result_name(rc), rc);
 }
 
-static void json_summary(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc)
+/* The JSON object of a recording: also when it failed before it started (then without the
+ * stop reason and the header). */
+static void record_json(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc,
+			FILE *f)
 {
+	bool ran = rc != NVT_EXIT_RUNTIME || r->rec.data_bytes || r->rec.flags;
 	uint64_t b = r->rec.data_bytes;
-	double s = r->seconds > 0 ? r->seconds : 1e-9;
+	struct json j;
 
-	printf("{\"command\":\"record\",\"path\":");
-	cli_json_str(stdout, o->path);
-	printf(",\"exit\":%d,\"reason\":\"%s\",\"error\":", rc, nvt_stop_reason_name(r->reason));
-	cli_json_str(stdout, r->err.msg);
-	printf(",\"bytes\":%llu,\"source_bytes\":%llu,\"seconds\":%.6f,\"mbps\":%.3f,\"drops\":%"
-	       "llu,\"drop_events\":%llu,"
-	       "\"ring_hwm\":%llu,\"ring_chunks\":%llu,\"max_inflight\":%u,\"checkpoints\":%u,"
-	       "\"io_cpu_s\":%.6f,\"src_cpu_s\":%.6f,\"proc_cpu_s\":%.6f,\"pace_steps\":%llu,"
-	       "\"pace_long_steps\":%llu,\"pace_max_step_bytes\":%llu,\"hugepages\":%s,"
-	       "\"fixed_bufs\":%s,\"engine\":",
-	       (unsigned long long)b, (unsigned long long)r->source_bytes, r->seconds, b / s / 1e6,
-	       (unsigned long long)r->rec.drop_count, (unsigned long long)r->rec.drop_events,
-	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
-	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
-	       r->proc_cpu_ns / 1e9, (unsigned long long)r->pace_steps,
-	       (unsigned long long)r->pace_steps_long, (unsigned long long)r->pace_max_step_bytes,
-	       r->hugetlb ? "true" : "false", r->fixed_bufs ? "true" : "false");
-	cli_json_str(stdout, r->engine_desc);
-	printf(",\"header\":");
-	cli_json_recording(stdout, &r->rec);
-	printf("}\n");
+	cli_json_begin(&j, f, rc, r->err.code ? r->err.msg : NULL);
+	json_str(&j, "path", o->path);
+	json_str(&j, "stop_reason", ran ? nvt_stop_reason_name(r->reason) : NULL);
+	json_uint(&j, "bytes", b);
+	json_num(&j, "seconds", r->seconds, 6);
+	json_num(&j, "mbps", b / r->seconds / 1e6, 3);
+	json_uint(&j, "source_bytes", r->source_bytes);
+	json_uint(&j, "rate_bps", o->rate_bps);
+	json_uint(&j, "drops", r->rec.drop_count);
+	json_uint(&j, "drop_events", r->rec.drop_events);
+	json_uint(&j, "lost_unwritten", r->lost_unwritten);
+	json_uint(&j, "ring_hwm", r->st.ring_hwm);
+	json_uint(&j, "ring_chunks", r->st.ring_chunks);
+	json_uint(&j, "max_inflight", r->st.max_inflight);
+	json_uint(&j, "checkpoints", r->rec.checkpoints);
+	json_num(&j, "io_cpu_s", r->io_cpu_ns / 1e9, 6);
+	json_num(&j, "src_cpu_s", r->src_cpu_ns / 1e9, 6);
+	json_num(&j, "proc_cpu_s", r->proc_cpu_ns / 1e9, 6);
+	json_uint(&j, "pace_steps", r->pace_steps);
+	json_uint(&j, "pace_long_steps", r->pace_steps_long);
+	json_uint(&j, "pace_max_step_bytes", r->pace_max_step_bytes);
+	json_bool(&j, "hugepages", r->hugetlb);
+	json_bool(&j, "fixed_bufs", r->fixed_bufs);
+	json_str(&j, "engine", r->engine_desc);
+	if (ran)
+		cli_json_recording(&j, "header", &r->rec);
+	json_end(&j);
 }
 
 int cmd_record(int argc, char **argv)
@@ -169,7 +209,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'r':
 			rate_given = true;
-			if (cli_rate(optarg, &o.rate_bps))
+			if (cli_rate("--rate", optarg, &o.rate_bps))
 				return NVT_EXIT_USAGE;
 			break;
 		case 'S':
@@ -263,6 +303,8 @@ int cmd_record(int argc, char **argv)
 				 (einfo.caps & NVT_ENGINE_QD_PER_DRIVE)))
 		o.qd = o.chunks;
 	c.tty = isatty(2);
+	c.size_bytes = o.size_bytes;
+	c.duration_ns = o.duration_ns;
 	o.interrupt = &cli_interrupted;
 	o.progress = progress;
 	o.notice = cli_note;
@@ -288,6 +330,8 @@ int cmd_record(int argc, char **argv)
 		return cli_usage_error("%s", cli_err_msg(&r.err));
 	if (r.err.code)
 		cli_error("%s", cli_err_msg(&r.err));
+	if (c.json)
+		record_json(&o, &r, rc, stdout);
 	if (rc != NVT_EXIT_RUNTIME || r.rec.data_bytes || r.rec.flags) {
 		if (r.reason == NVT_STOP_SIGNAL && !c.quiet)
 			fprintf(stderr,
@@ -305,9 +349,7 @@ int cmd_record(int argc, char **argv)
 				"storage failed); they are counted as dropped after the last "
 				"beat\n",
 				(unsigned long long)r.lost_unwritten);
-		if (c.json)
-			json_summary(&o, &r, rc);
-		else
+		if (!c.json)
 			summary(&o, &r, rc);
 	}
 	return rc;

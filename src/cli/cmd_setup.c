@@ -21,6 +21,8 @@ static const char setup_help[] =
 	"  --mount DIR     mount point (default /mnt/rec)\n"
 	"  --md MD         md device (default /dev/md0)\n"
 	"  -y, --yes       do not ask\n"
+	"  --json          one JSON object on stdout, also on errors (docs/json.md)\n"
+	"  -q, --quiet     do not list the commands as they run\n"
 	"  -h, --help\n\n" EXIT_CODES_HELP;
 
 static bool confirm(const char *plan, void *arg)
@@ -42,8 +44,28 @@ static bool confirm(const char *plan, void *arg)
 
 static void log_cmd(const char *line, void *arg)
 {
-	(void)arg;
+	if (*(const bool *)arg)
+		return;
 	fprintf(stderr, "nvtape setup: %s\n", line);
+}
+
+static void setup_json(const struct nvt_setup_opts *o, int rc, const char *msg, FILE *f)
+{
+	static const char *const modes[] = {"raid0", "single", "teardown"};
+	struct json j;
+
+	cli_json_begin(&j, f, rc, msg);
+	json_str(&j, "mode", modes[o->mode]);
+	json_arr(&j, "devices");
+	for (unsigned i = 0; i < o->ndevs; i++)
+		json_str(&j, NULL, o->devs[i]);
+	json_arr_end(&j);
+	json_str(&j, "fs", o->mode == NVT_SETUP_TEARDOWN ? NULL : o->fs);
+	json_uint(&j, "chunk", o->chunk);
+	json_str(&j, "mount", o->mount);
+	json_str(&j, "md",
+		 o->mode == NVT_SETUP_RAID0 || o->mode == NVT_SETUP_TEARDOWN ? o->md : NULL);
+	json_end(&j);
 }
 
 int cmd_setup(int argc, char **argv)
@@ -53,15 +75,17 @@ int cmd_setup(int argc, char **argv)
 		{"teardown", no_argument, 0, 'T'}, {"chunk", required_argument, 0, 'c'},
 		{"fs", required_argument, 0, 'f'}, {"mount", required_argument, 0, 'm'},
 		{"md", required_argument, 0, 'M'}, {"yes", no_argument, 0, 'y'},
+		{"json", no_argument, 0, 'j'},     {"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'},     {0, 0, 0, 0}};
 	struct nvt_setup_opts o;
 	struct nvt_err err = {0};
+	bool json = false, quiet = false;
 	int opt, modes = 0, rc;
 
 	nvt_setup_opts_default(&o);
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":yh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":yqh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			o.mode = NVT_SETUP_RAID0;
@@ -91,6 +115,12 @@ int cmd_setup(int argc, char **argv)
 		case 'y':
 			o.yes = true;
 			break;
+		case 'j':
+			json = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
 		case 'h':
 			fputs(setup_help, stdout);
 			return NVT_EXIT_OK;
@@ -110,13 +140,16 @@ int cmd_setup(int argc, char **argv)
 		o.devs[o.ndevs++] = argv[i];
 	o.confirm = confirm;
 	o.log = log_cmd;
+	o.arg = &quiet;
 	rc = cli_exit_of(nvt_setup(&o, &err), &err, false);
 	if (rc == NVT_EXIT_USAGE)
-		return cli_usage_error("%s", cli_err_msg(&err));
-	if (rc) {
+		cli_usage_error("%s", cli_err_msg(&err));
+	else if (rc)
 		cli_error("%s", cli_err_msg(&err));
+	if (json)
+		setup_json(&o, rc, err.msg, stdout);
+	if (rc)
 		return rc;
-	}
 	if (o.mode != NVT_SETUP_TEARDOWN)
 		fprintf(stderr, "nvtape setup: ready: nvtape record ... %s/rec.nvt\n", o.mount);
 	return NVT_EXIT_OK;

@@ -2,6 +2,7 @@
 /* nvtape speedtest: sequential write and read of one or several targets at once, every beat
  * checked on read-back; table, RESULT, JSON and the HTML report. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@ static const char speedtest_help[] =
 	"  --size S             bytes per target (default 8G)\n"
 	"  --engine file|nvme, --chunk B, --chunks N, --qd Q, --force   as for record\n"
 	"  --report FILE        write a self-contained HTML report\n"
-	"  --json               JSON on stdout\n"
+	"  --json               one JSON object on stdout, also on errors (docs/json.md)\n"
+	"  -q, --quiet          no banner: the table and RESULT only\n"
 	"  -h, --help\n\n"
 	"Exit codes: 0 clean; 2 the read-back found corrupt or missing data; 1 a target failed;\n"
 	"            64 usage error.\n";
@@ -45,44 +47,72 @@ static void link_str(const struct nvt_speed_target *t, char *buf, size_t cap)
 	}
 }
 
-static void json_out(const struct nvt_speedtest_result *r, int rc)
+/* one phase of a target: null when it did not run */
+static void json_phase(struct json *j, const char *key, int exit_code, uint64_t bytes, double sec,
+		       double cpu_s, const struct nvt_speed_target *t)
 {
-	printf("{\"command\":\"speedtest\",\"exit\":%d,\"aggregate_write_mbps\":%.1f,"
-	       "\"aggregate_read_mbps\":%.1f,\"targets\":[",
-	       rc, r->agg_write_mbps, r->agg_read_mbps);
+	if (exit_code < 0) {
+		json_null(j, key);
+		return;
+	}
+	json_obj(j, key);
+	json_int(j, "exit", exit_code);
+	json_uint(j, "bytes", bytes);
+	json_num(j, "seconds", sec, 6);
+	json_num(j, "mbps", bytes / sec / 1e6, 3);
+	json_num(j, "cpu_s", cpu_s, 4);
+	if (t) {
+		json_uint(j, "corrupt", t->corrupt);
+		json_uint(j, "gaps", t->gaps);
+		json_uint(j, "backward", t->backward);
+		json_uint(j, "first_bad_offset", t->first_bad_offset);
+	}
+	json_obj_end(j);
+}
+
+static void speedtest_json(const struct nvt_speedtest_opts *o, const struct nvt_speedtest_result *r,
+			   int rc, FILE *f)
+{
+	struct json j;
+
+	cli_json_begin(&j, f, rc, NULL);
+	json_num(&j, "write_mbps", o->write ? r->agg_write_mbps : NAN, 3);
+	json_num(&j, "read_mbps", o->read ? r->agg_read_mbps : NAN, 3);
+	json_bool(&j, "interrupted", r->interrupted);
+	json_arr(&j, "targets");
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct nvt_speed_target *t = &r->t[i];
-		printf("%s{\"path\":", i ? "," : "");
-		cli_json_str(stdout, t->path);
-		printf(",\"on\":");
-		cli_json_str(stdout, t->on);
-		printf(",\"write_exit\":%d,\"read_exit\":%d,\"write_bytes\":%llu,\"write_mbps\":%."
-		       "1f,"
-		       "\"write_cpu_s\":%.4f,\"read_bytes\":%llu,\"read_mbps\":%.1f,"
-		       "\"read_cpu_s\":%.4f,\"corrupt\":%llu,\"gaps\":%llu,\"backward\":%llu,"
-		       "\"first_bad_offset\":%llu,\"error\":",
-		       t->write_exit, t->read_exit, (unsigned long long)t->write_bytes,
-		       t->write_mbps, t->write_cpu_s, (unsigned long long)t->read_bytes,
-		       t->read_mbps, t->read_cpu_s, (unsigned long long)t->corrupt,
-		       (unsigned long long)t->gaps, (unsigned long long)t->backward,
-		       (unsigned long long)t->first_bad_offset);
-		cli_json_str(stdout, t->error);
-		printf(",\"links\":[");
+		int worst = t->write_exit == NVT_EXIT_DATA || t->read_exit == NVT_EXIT_DATA
+				    ? NVT_EXIT_DATA
+				    : NVT_EXIT_OK;
+		if ((t->write_exit > 0 && t->write_exit != NVT_EXIT_DATA) ||
+		    (t->read_exit > 0 && t->read_exit != NVT_EXIT_DATA))
+			worst = NVT_EXIT_RUNTIME;
+		json_obj(&j, NULL);
+		json_str(&j, "path", t->path);
+		json_str(&j, "on", t->on);
+		json_str(&j, "result", cli_result_name(worst));
+		json_str(&j, "error", t->error[0] ? t->error : NULL);
+		json_phase(&j, "write", t->write_exit, t->write_bytes, t->write_s, t->write_cpu_s,
+			   NULL);
+		json_phase(&j, "read", t->read_exit, t->read_bytes, t->read_s, t->read_cpu_s, t);
+		json_arr(&j, "links");
 		for (unsigned k = 0; k < t->nlinks; k++) {
 			const struct nvt_link *l = &t->link[k];
-			printf("%s{\"ctrl\":", k ? "," : "");
-			cli_json_str(stdout, l->ctrl);
-			printf(",\"model\":");
-			cli_json_str(stdout, l->model);
-			printf(",\"speed\":");
-			cli_json_str(stdout, l->cur_speed);
-			printf(",\"width\":%u,\"max_speed\":", l->cur_width);
-			cli_json_str(stdout, l->max_speed);
-			printf(",\"max_width\":%u}", l->max_width);
+			json_obj(&j, NULL);
+			json_str(&j, "ctrl", l->ctrl);
+			json_str(&j, "model", l->model);
+			json_str(&j, "speed", l->cur_speed);
+			json_uint(&j, "width", l->cur_width);
+			json_str(&j, "max_speed", l->max_speed);
+			json_uint(&j, "max_width", l->max_width);
+			json_obj_end(&j);
 		}
-		printf("]}");
+		json_arr_end(&j);
+		json_obj_end(&j);
 	}
-	printf("]}\n");
+	json_arr_end(&j);
+	json_end(&j);
 }
 
 static void table(const struct nvt_speedtest_result *r, int rc)
@@ -120,22 +150,28 @@ static void table(const struct nvt_speedtest_result *r, int rc)
 		printf(" t%u_write_mbps=%.1f t%u_read_mbps=%.1f t%u_corrupt=%llu t%u_gaps=%llu", i,
 		       r->t[i].write_mbps, i, r->t[i].read_mbps, i,
 		       (unsigned long long)r->t[i].corrupt, i, (unsigned long long)r->t[i].gaps);
-	printf(" exit=%d\n", rc);
+	printf(" result=%s exit=%d\n", cli_result_name(rc), rc);
 }
 
 int cmd_speedtest(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"write", no_argument, 0, 'W'},        {"read", no_argument, 0, 'r'},
-		{"size", required_argument, 0, 's'},   {"engine", required_argument, 0, 'e'},
-		{"chunk", required_argument, 0, 'c'},  {"chunks", required_argument, 0, 'n'},
-		{"qd", required_argument, 0, 'Q'},     {"force", no_argument, 0, 'F'},
-		{"report", required_argument, 0, 'R'}, {"json", no_argument, 0, 'j'},
-		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+	static const struct option lo[] = {{"write", no_argument, 0, 'W'},
+					   {"read", no_argument, 0, 'r'},
+					   {"size", required_argument, 0, 's'},
+					   {"engine", required_argument, 0, 'e'},
+					   {"chunk", required_argument, 0, 'c'},
+					   {"chunks", required_argument, 0, 'n'},
+					   {"qd", required_argument, 0, 'Q'},
+					   {"force", no_argument, 0, 'F'},
+					   {"report", required_argument, 0, 'R'},
+					   {"json", no_argument, 0, 'j'},
+					   {"quiet", no_argument, 0, 'q'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
 	struct nvt_speedtest_opts o;
 	struct nvt_speedtest_result *r;
 	const char *report = NULL;
-	bool json = false, only_w = false, only_r = false, qd_given = false;
+	bool json = false, quiet = false, only_w = false, only_r = false, qd_given = false;
 	char cmdline[1024];
 	int opt, rc;
 
@@ -143,7 +179,7 @@ int cmd_speedtest(int argc, char **argv)
 	nvt_speedtest_opts_default(&o);
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'W':
 			only_w = true;
@@ -183,6 +219,9 @@ int cmd_speedtest(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'q':
+			quiet = true;
+			break;
 		case 'h':
 			fputs(speedtest_help, stdout);
 			return NVT_EXIT_OK;
@@ -217,7 +256,7 @@ int cmd_speedtest(int argc, char **argv)
 		return NVT_EXIT_RUNTIME;
 	}
 	cli_install_signals();
-	if (!json) {
+	if (!json && !quiet) {
 		char each[48] = "";
 		if (o.write)
 			snprintf(each, sizeof(each), ", %.2f GB each", o.size_bytes / 1e9);
@@ -233,11 +272,11 @@ int cmd_speedtest(int argc, char **argv)
 	if (report) {
 		struct nvt_report rep = {
 			.title = "nvtape speedtest", .command = cmdline, .speed = r};
-		if (cli_report(report, &rep, json))
+		if (cli_report(report, &rep, json || quiet))
 			rc = NVT_EXIT_RUNTIME;
 	}
 	if (json)
-		json_out(r, rc);
+		speedtest_json(&o, r, rc, stdout);
 	else
 		table(r, rc);
 	nvt_speedtest_result_free(r);

@@ -20,9 +20,9 @@ static const char verify_help[] =
 	"  --engine file|nvme  file: O_DIRECT through the block layer (default); nvme: NVMe\n"
 	"                   Read commands built by nvtape, io_uring passthrough (--qd =\n"
 	"                   commands per drive, default 32, at most 63)\n"
-	"  --json           JSON summary on stdout\n"
-	"  -q, --quiet      no progress and no event lines\n" CLI_LAYOUT_HELP
-	"  -h, --help\n\n" EXIT_CODES_HELP;
+	"  --json           one JSON object on stdout, also on errors (docs/json.md)\n"
+	"  -q, --quiet      no header, progress or event lines: the problems and "
+	"RESULT\n" CLI_LAYOUT_HELP "  -h, --help\n\n" EXIT_CODES_HELP;
 
 struct ver_cli {
 	uint64_t max_errors;
@@ -76,6 +76,40 @@ static void problems(const struct nvt_verify_result *r)
 	if (p & NVT_VP_TAIL)
 		printf("PROBLEM: data length %" PRIu64 " is not a whole number of %u-byte beats\n",
 		       rec->valid_bytes, rec->beat_bytes);
+}
+
+/* The JSON object of a verification; without the header when it could not be read. */
+static void verify_json(const struct nvt_verify_opts *o, const struct nvt_verify_result *r, int rc,
+			FILE *f)
+{
+	static const char *const names[] = {"incomplete", "drops",    "gaps",
+					    "corrupt",    "backward", "mismatch",
+					    "first_seq",  "no_data",  "tail"};
+	struct json j;
+
+	cli_json_begin(&j, f, rc, r->err.code ? r->err.msg : NULL);
+	json_str(&j, "path", o->path);
+	json_uint(&j, "bytes", r->checked_bytes);
+	json_num(&j, "seconds", r->seconds, 6);
+	json_num(&j, "mbps", r->checked_bytes / r->seconds / 1e6, 3);
+	json_num(&j, "cpu_s", r->cpu_ns / 1e9, 6);
+	json_bool(&j, "pattern_checked", r->pattern_checked);
+	json_uint(&j, "beats", r->chk.beats);
+	json_uint(&j, "gaps", r->chk.gaps);
+	json_uint(&j, "gap_beats", r->chk.gap_beats);
+	json_uint(&j, "corrupt", r->chk.corrupt);
+	json_uint(&j, "backward", r->chk.backward);
+	json_uint(&j, "first_seq_seen", r->chk.first_seen);
+	json_uint(&j, "last_seq_seen", r->chk.last_seen);
+	json_uint(&j, "drops_after_end", r->drops_after_end);
+	json_uint(&j, "gaps_matched", r->gaps_matched);
+	json_uint(&j, "gaps_unmatched", r->gaps_unmatched);
+	json_uint(&j, "events_unmatched", r->events_unmatched);
+	json_bool(&j, "drops_match", r->drops_match);
+	cli_json_flags(&j, "problems", r->problems, names, sizeof(names) / sizeof(names[0]));
+	if (rc != NVT_EXIT_RUNTIME)
+		cli_json_recording(&j, "header", &r->rec);
+	json_end(&j);
 }
 
 int cmd_verify(int argc, char **argv)
@@ -151,39 +185,17 @@ int cmd_verify(int argc, char **argv)
 	if (json)
 		c.quiet = true;
 	rc = cli_exit_of(nvt_verify(&o, &r), &r.err, r.problems != 0);
-	if (rc == NVT_EXIT_RUNTIME || rc == NVT_EXIT_USAGE) {
+	if (rc == NVT_EXIT_RUNTIME || rc == NVT_EXIT_USAGE)
 		cli_error("%s", cli_err_msg(&r.err));
-		if (json) {
-			printf("{\"command\":\"verify\",\"exit\":1,\"error\":");
-			cli_json_str(stdout, r.err.msg);
-			printf("}\n");
-		} else {
-			printf("RESULT status=ERROR exit=1\n");
-		}
+	if (json) {
+		verify_json(&o, &r, rc, stdout);
+		return rc;
+	}
+	if (rc == NVT_EXIT_RUNTIME) {
+		printf("RESULT result=error exit=1\n");
 		return rc;
 	}
 	double mbps = r.seconds > 0 ? r.checked_bytes / r.seconds / 1e6 : 0;
-	if (json) {
-		printf("{\"command\":\"verify\",\"path\":");
-		cli_json_str(stdout, o.path);
-		printf(",\"exit\":%d,\"status\":\"%s\",\"pattern_checked\":%s,\"checked_bytes\":"
-		       "%" PRIu64 ",\"beats\":%" PRIu64 ",\"gaps\":%" PRIu64
-		       ",\"gap_beats\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"backward\":%" PRIu64
-		       ",\"first_seq_seen\":%" PRIu64 ",\"last_seq_seen\":%" PRIu64
-		       ",\"drops_after_end\":%" PRIu64 ",\"gaps_matched\":%" PRIu64
-		       ",\"gaps_unmatched\":%" PRIu64 ",\"events_unmatched\":%" PRIu64
-		       ",\"drops_match\":%s,\"problems\":%u,"
-		       "\"seconds\":%.6f,\"mbps\":%.3f,\"cpu_s\":%.6f,\"header\":",
-		       rc, rc ? "FAIL" : "PASS", r.pattern_checked ? "true" : "false",
-		       r.checked_bytes, r.chk.beats, r.chk.gaps, r.chk.gap_beats, r.chk.corrupt,
-		       r.chk.backward, r.chk.first_seen, r.chk.last_seen, r.drops_after_end,
-		       r.gaps_matched, r.gaps_unmatched, r.events_unmatched,
-		       r.drops_match ? "true" : "false", r.problems, r.seconds, mbps,
-		       r.cpu_ns / 1e9);
-		cli_json_recording(stdout, &r.rec);
-		printf("}\n");
-		return rc;
-	}
 	if (!c.quiet)
 		cli_print_recording(stdout, o.path, &r.rec);
 	if (r.pattern_checked) {
@@ -208,10 +220,10 @@ int cmd_verify(int argc, char **argv)
 		       "checked, content is up to its consumer\n");
 	}
 	problems(&r);
-	printf("RESULT status=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
+	printf("RESULT result=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
 	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
 	       " backward=%" PRIu64 " complete=%d seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
-	       rc ? "FAIL" : "PASS", r.checked_bytes, r.chk.beats, r.chk.gaps, r.chk.gap_beats,
+	       cli_result_name(rc), r.checked_bytes, r.chk.beats, r.chk.gaps, r.chk.gap_beats,
 	       r.rec.drop_count, r.drops_match, r.chk.corrupt, r.chk.backward, r.rec.complete,
 	       r.seconds, mbps, r.cpu_ns / 1e9, rc);
 	return rc;

@@ -17,7 +17,7 @@ static const struct {
 	{"record", cmd_record, "record a stream (test pattern or stdin) to a file"},
 	{"play", cmd_play, "play a recording into a checker, a pipe or nothing at a rate"},
 	{"verify", cmd_verify, "check every beat of a recording, its gaps and drop index"},
-	{"info", cmd_info, "print the header and drop index (--json)"},
+	{"info", cmd_info, "print the header and drop index"},
 	{"setup", cmd_setup, "prepare a recording volume: md RAID0 or one drive, fs, mount"},
 	{"recover", cmd_recover, "finalize a recording whose writer died"},
 	{"bench", cmd_bench, "find the highest rate a drive sustains (record or play)"},
@@ -32,7 +32,22 @@ static void usage(FILE *f)
 		NVT_VERSION);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].what);
-	fprintf(f, "\nnvtape COMMAND --help shows the options of a command.\n\n" EXIT_CODES_HELP);
+	fprintf(f, "\nnvtape COMMAND --help shows the options of a command. Every command takes\n"
+		   "--json (one JSON object on stdout, also on errors) and -q (only the "
+		   "result).\n\n" EXIT_CODES_HELP);
+}
+
+/* --json anywhere before "--" (getopt also takes a unique prefix such as --js) */
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (n >= 3 && !strncmp(argv[i], "--json", n))
+			return true;
+	}
+	return false;
 }
 
 /* `nvtape list engines|sources|sinks|commands`: one name a line, for shell completion. The
@@ -79,8 +94,14 @@ int main(int argc, char **argv)
 		return cli_list(argc > 2 ? argv[2] : NULL);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (!strcmp(argv[1], cmds[i].name)) {
+			int rc;
 			cli_cmd = cmds[i].name;
-			return cmds[i].fn(argc - 1, argv + 1);
+			cli_json = wants_json(argc, argv);
+			cli_json_out = stdout;
+			rc = cmds[i].fn(argc - 1, argv + 1);
+			if (cli_json && !cli_json_done && rc != NVT_EXIT_OK)
+				cli_json_error(rc);
+			return rc;
 		}
 	}
 	fprintf(stderr, "nvtape: unknown command \"%s\" (see nvtape --help)\n", argv[1]);

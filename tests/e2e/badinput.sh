@@ -64,7 +64,7 @@ fi
 
 check 64 "--chunks 1 is out of range" "$NVT" record --chunks 1 "$T/u.nvt"
 check 64 "--qd 0 is out of range" "$NVT" record --qd 0 "$T/u.nvt"
-check 64 "is not a size" "$NVT" record --rate fast "$T/u.nvt"
+check 64 "is not a rate" "$NVT" record --rate fast "$T/u.nvt"
 check 64 "multiple of 4K" "$NVT" record --chunk 1000 "$T/u.nvt"
 check 64 "--size must be > 0" "$NVT" record --size 0 "$T/u.nvt"
 check 64 "is not a duration" "$NVT" record --duration soon "$T/u.nvt"

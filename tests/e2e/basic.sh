@@ -15,7 +15,7 @@ bytes=$(field bytes)
 ok "record 200 MB/s x 2 s = $bytes bytes, exit 0"
 
 expect_rc 0 "$NVT" verify "$f"
-[ "$(field status)" = PASS ] && [ "$(field beats)" = $((bytes / 16)) ] || fail "verify"
+[ "$(field result)" = pass ] && [ "$(field beats)" = $((bytes / 16)) ] || fail "verify"
 grep -q "^  gaps            0," "$T/out" || fail "verify summary"
 ok "verify PASS, every beat checked"
 

@@ -105,7 +105,7 @@ head -c 4096 /dev/urandom | dd of="$dev2" bs=4096 seek=$((bad / 4096)) oflag=dir
 expect_rc 2 "$NVT" speedtest --read --json --chunk 1M "$dev2"
 python3 - "$T/out" "$bad" <<'PY' || fail "speedtest read-back"
 import json, sys
-t = json.load(open(sys.argv[1]))["targets"][0]
+t = json.load(open(sys.argv[1]))["targets"][0]["read"]
 assert t["corrupt"] > 0 and t["first_bad_offset"] == int(sys.argv[2]), t
 print(f"read-back: {t['corrupt']} corrupt beats, first at byte {t['first_bad_offset']}")
 PY

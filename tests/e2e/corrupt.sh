@@ -27,6 +27,6 @@ grep -q "^BACKWARD at beat 2000001" "$T/out" || fail "backward jump not reported
 ok "an out-of-place beat: GAP + BACKWARD at beat 2000000, mismatch against the drop index"
 
 expect_rc 2 "$NVT" verify --json "$f"
-python3 -c "import json; j=json.load(open('$T/out')); assert j['corrupt']==1 and j['gaps']==1 and j['backward']==1 and j['gaps_unmatched']==1 and j['status']=='FAIL'" || fail "verify --json"
+python3 -c "import json; j=json.load(open('$T/out')); assert j['corrupt']==1 and j['gaps']==1 and j['backward']==1 and j['gaps_unmatched']==1 and j['result']=='fail'" || fail "verify --json"
 ok "verify --json counts"
 echo "corrupt: all passed"

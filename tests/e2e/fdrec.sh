@@ -26,7 +26,7 @@ grep -q "FPGA Drive Recorder v1" "$T/out" || fail "verify does not name the form
 expect_rc 0 "$NVT" info --json "$f"
 grep -q '"format":"fdrec"' "$T/out" || fail "info --json format"
 expect_rc 0 "$NVT" play --rate 200MB "$f"
-[ "$(field beats)" = $((64 * 1048576 / 16)) ] && [ "$(field complete)" = 1 ] || fail "play of an fdrec file"
+[ "$(field beats)" = $((64 * 1048576 / 16)) ] && [ "$(field stop_reason)" = end ] || fail "play of an fdrec file"
 ok "verify, info and play read fdrec files"
 
 # an fdrec recording whose writer died: preallocated, no COMPLETE, a 4096-beat gap

@@ -9,7 +9,7 @@ make_loop 80M ext4
 f="$MNT/full.nvt"
 expect_rc 1 "$NVT" record -q --rate 200MB --chunk 1M --chunks 8 "$f"
 grep -q "no space left" "$T/err" || fail "no message about the full disk"
-[ "$(field reason)" = no-space ] || fail "reason $(field reason)"
+[ "$(field stop_reason)" = no-space ] || fail "reason $(field stop_reason)"
 bytes=$(field bytes)
 [ "$bytes" -gt 40000000 ] || fail "kept only $bytes bytes of a 80 MB filesystem"
 ok "full disk: exit 1, $bytes bytes kept"

@@ -9,8 +9,8 @@ expect_rc 0 "$NVT" record -q --size 512M "$a"
 beats=$((512 * 1048576 / 16))
 
 expect_rc 0 "$NVT" play --rate 200MB "$a"
-[ "$(field complete)" = 1 ] && [ "$(field beats)" = $beats ] && [ "$(field underflows)" = 0 ] || fail "clean play"
-[ "$(field errors)" = 0 ] && [ "$(field gap_beats)" = 0 ] || fail "clean play counters"
+[ "$(field stop_reason)" = end ] && [ "$(field beats)" = $beats ] && [ "$(field underflows)" = 0 ] || fail "clean play"
+[ "$(field corrupt)" = 0 ] && [ "$(field gap_beats)" = 0 ] || fail "clean play counters"
 python3 - "$(field bytes)" "$(field seconds)" <<'PY' || fail "rate accuracy"
 import sys
 rate = int(sys.argv[1]) / float(sys.argv[2])
@@ -27,7 +27,7 @@ cp "$a" "$T/c.nvt"
 printf '\x5a' | dd of="$T/c.nvt" bs=1 seek=$((4096 + 16 * 777777)) conv=notrunc status=none
 expect_rc 2 "$NVT" play "$T/c.nvt"
 grep -q "^CORRUPT beat 777777 at file offset $((4096 + 16 * 777777))" "$T/out" || fail "corrupt beat position"
-[ "$(field errors)" = 1 ] || fail "corrupt count"
+[ "$(field corrupt)" = 1 ] || fail "corrupt count"
 ok "a corrupt beat: exit 2, reported at file offset $((4096 + 16 * 777777))"
 
 # the data through --sink stdout is the recording's data, byte for byte
@@ -60,7 +60,7 @@ wait $pid 2>/dev/null
 durable=$(hdr durable_bytes "$T/k.nvt")
 expect_rc 0 "$NVT" play "$T/k.nvt"
 grep -q "is incomplete" "$T/err" || fail "no note about the incomplete file"
-[ "$(field bytes)" = "$durable" ] && [ "$(field errors)" = 0 ] || fail "incomplete playback"
+[ "$(field bytes)" = "$durable" ] && [ "$(field corrupt)" = 0 ] || fail "incomplete playback"
 ok "an incomplete recording plays the $durable bytes its checkpoint vouches for, with a note"
 
 # Ctrl-C: stops cleanly with the counters so far, exit 1
@@ -70,7 +70,7 @@ sleep 1.5
 kill -INT $pid
 wait $pid
 rc=$?
-[ $rc = 1 ] && [ "$(field complete)" = 0 ] && [ "$(field beats)" -gt 0 ] || fail "Ctrl-C: exit $rc"
+[ $rc = 1 ] && [ "$(field stop_reason)" = signal ] && [ "$(field beats)" -gt 0 ] || fail "Ctrl-C: exit $rc"
 ok "Ctrl-C: exit 1, incomplete, $(field beats) beats checked so far"
 
 # --loop 0 plays until Ctrl-C
@@ -79,7 +79,7 @@ pid=$!
 sleep 2
 kill -INT $pid
 wait $pid
-[ "$(field passes)" -ge 2 ] && [ "$(field gaps)" = 0 ] && [ "$(field errors)" = 0 ] || { cat "$T/out"; fail "--loop 0"; }
+[ "$(field passes)" -ge 2 ] && [ "$(field gaps)" = 0 ] && [ "$(field corrupt)" = 0 ] || { cat "$T/out"; fail "--loop 0"; }
 ok "--loop 0: $(field passes) passes until Ctrl-C, no gap at any restart"
 
 expect_rc 0 "$NVT" play --help

@@ -10,7 +10,7 @@ raw=$DEV
 expect_rc 0 "$NVT" record -q --rate 200MB --duration 1 "$raw"
 bytes=$(field bytes)
 expect_rc 0 "$NVT" verify "$raw"
-[ "$(field bytes)" = "$bytes" ] && [ "$(field status)" = PASS ] || fail "verify on a raw device"
+[ "$(field bytes)" = "$bytes" ] && [ "$(field result)" = pass ] || fail "verify on a raw device"
 expect_rc 0 "$NVT" play --rate 400MB "$raw"
 [ "$(field beats)" = $((bytes / 16)) ] || fail "play on a raw device"
 expect_rc 0 "$NVT" info --json "$raw"

@@ -13,7 +13,7 @@ for sig in INT TERM; do
 	wait $pid
 	rc=$?
 	[ $rc = 0 ] || { cat "$T/out" "$T/err"; fail "SIG$sig: exit $rc"; }
-	[ "$(field reason)" = signal ] || fail "SIG$sig: reason $(field reason)"
+	[ "$(field stop_reason)" = signal ] || fail "SIG$sig: reason $(field stop_reason)"
 	bytes=$(field bytes)
 	[ "$bytes" = "$(field source_bytes)" ] || fail "SIG$sig: wrote $bytes of $(field source_bytes) bytes"
 	[ "$bytes" -gt 100000000 ] || fail "SIG$sig: only $bytes bytes"

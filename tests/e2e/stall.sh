@@ -22,7 +22,7 @@ rc=$?
 [ $rc = 1 ] || { cat "$T/out" "$T/err"; fail "exit $rc, want 1"; }
 grep -q "storage completed no write for 1.5 s" "$T/err" || fail "stall message"
 grep -q "writes never completed" "$T/err" || fail "the stuck writes are not reported"
-[ "$(field reason)" = stall ] || { cat "$T/out" "$T/err"; fail "reason"; }
+[ "$(field stop_reason)" = stall ] || { cat "$T/out" "$T/err"; fail "reason"; }
 kept=$(field bytes)
 [ "$kept" -ge 20000000 ] || fail "kept only $kept bytes written before the drive stopped"
 expect_rc 2 "$NVT" verify "$f"

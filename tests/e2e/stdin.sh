@@ -6,7 +6,7 @@
 
 head -c 100000001 /dev/urandom >"$T/in.bin"
 expect_rc 0 bash -c "cat '$T/in.bin' | '$NVT' record -q --source stdin --chunk 1M --chunks 4 '$T/p.nvt'"
-[ "$(field bytes)" = 100000001 ] && [ "$(field reason)" = eof ] || fail "stdin bytes"
+[ "$(field bytes)" = 100000001 ] && [ "$(field stop_reason)" = eof ] || fail "stdin bytes"
 tail -c +4097 "$T/p.nvt" | cmp - "$T/in.bin" || fail "stdin data differs"
 expect_rc 0 "$NVT" verify "$T/p.nvt"
 grep -q "not a test-pattern recording" "$T/out" || fail "verify of a byte stream"
@@ -20,7 +20,7 @@ ok "a 2-chunk ring back-pressures the pipe: 50000000 bytes, 0 drops"
 
 expect_rc 1 bash -c "sleep 4 | '$NVT' record -q --source stdin --timeout 1 '$T/idle.nvt'"
 grep -q "stdin source produced no data for 1.0 s" "$T/err" || fail "idle pipe stall message"
-[ "$(field reason)" = stall ] || fail "stall reason"
+[ "$(field stop_reason)" = stall ] || fail "stall reason"
 ok "an idle pipe: stall watchdog after 1 s, exit 1"
 
 expect_rc 64 bash -c "'$NVT' record --source stdin --rate 100MB '$T/x.nvt' </dev/null"

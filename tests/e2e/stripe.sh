@@ -22,7 +22,7 @@ m0="$T/m0.dat" m1="$T/m1.dat" m2="$T/m2.dat"
 expect_rc 0 "$NVT" record -q --rate 200MB --duration 1.5 "$m0" "$m1" "$m2"
 bytes=$(field bytes)
 expect_rc 0 "$NVT" verify --stripe 512K "$m0" "$m1" "$m2"
-[ "$(field bytes)" = "$bytes" ] && [ "$(field status)" = PASS ] || fail "verify striped"
+[ "$(field bytes)" = "$bytes" ] && [ "$(field result)" = pass ] || fail "verify striped"
 expect_rc 0 "$NVT" play --rate 400MB "$m0" "$m1" "$m2"
 [ "$(field beats)" = $((bytes / 16)) ] || fail "play striped"
 ok "3 members, 512 KiB stripes: record, verify, play ($bytes bytes)"

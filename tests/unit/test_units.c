@@ -47,6 +47,86 @@ static void test_bad_sizes(void **state)
 	assert_int_equal(nvt_parse_size("100000000T", &v), -ERANGE);
 }
 
+static void test_rates_bytes(void **state)
+{
+	uint64_t v;
+	(void)state;
+	assert_int_equal(nvt_parse_rate("1500MB", &v), 0);
+	assert_int_equal(v, 1500000000ull);
+	assert_int_equal(nvt_parse_rate("1500MB/s", &v), 0);
+	assert_int_equal(v, 1500000000ull);
+	assert_int_equal(nvt_parse_rate("1.5G", &v), 0);
+	assert_int_equal(v, 1610612736ull);
+	assert_int_equal(nvt_parse_rate("12GB", &v), 0);
+	assert_int_equal(v, 12000000000ull);
+	assert_int_equal(nvt_parse_rate("8MiB/s", &v), 0);
+	assert_int_equal(v, 8u << 20);
+	assert_int_equal(nvt_parse_rate("200MBps", &v), 0);
+	assert_int_equal(v, 200000000ull);
+	assert_int_equal(nvt_parse_rate("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(nvt_parse_rate("64B", &v), 0);
+	assert_int_equal(v, 64);
+}
+
+static void test_rates_bits(void **state)
+{
+	uint64_t v;
+	(void)state;
+	assert_int_equal(nvt_parse_rate("12Gbps", &v), 0);
+	assert_int_equal(v, 1500000000ull);
+	assert_int_equal(nvt_parse_rate("100Mbps", &v), 0);
+	assert_int_equal(v, 12500000ull);
+	assert_int_equal(nvt_parse_rate("100mbps", &v), 0);
+	assert_int_equal(v, 12500000ull);
+	assert_int_equal(nvt_parse_rate("800Kbps", &v), 0);
+	assert_int_equal(v, 100000ull);
+	assert_int_equal(nvt_parse_rate("800kbps", &v), 0);
+	assert_int_equal(v, 100000ull);
+	assert_int_equal(nvt_parse_rate("2.5Gbit/s", &v), 0);
+	assert_int_equal(v, 312500000ull);
+	assert_int_equal(nvt_parse_rate("800Mbit/s", &v), 0);
+	assert_int_equal(v, 100000000ull);
+	assert_int_equal(nvt_parse_rate("64kbit/s", &v), 0);
+	assert_int_equal(v, 8000ull);
+	assert_int_equal(nvt_parse_rate("64kbit", &v), 0);
+	assert_int_equal(v, 8000ull);
+	assert_int_equal(nvt_parse_rate("1Tbps", &v), 0);
+	assert_int_equal(v, 125000000000ull);
+	assert_int_equal(nvt_parse_rate("8000bps", &v), 0);
+	assert_int_equal(v, 1000);
+	/* not a whole number of bytes: the nearest byte per second */
+	assert_int_equal(nvt_parse_rate("1001bps", &v), 0);
+	assert_int_equal(v, 125);
+	assert_int_equal(nvt_parse_rate("1005bps", &v), 0);
+	assert_int_equal(v, 126);
+}
+
+static void test_rates_refused(void **state)
+{
+	uint64_t v = 7;
+	(void)state;
+	/* a lowercase b reads as bytes or bits */
+	assert_int_equal(nvt_parse_rate("12Gb", &v), -EDOM);
+	assert_int_equal(nvt_parse_rate("100mb", &v), -EDOM);
+	assert_int_equal(nvt_parse_rate("100mb/s", &v), -EDOM);
+	assert_int_equal(nvt_parse_rate("3kb", &v), -EDOM);
+	assert_int_equal(nvt_parse_rate("8kib", &v), -EDOM);
+	assert_int_equal(nvt_parse_rate("16b", &v), -EDOM);
+	assert_int_equal(v, 7);
+	/* sizes keep reading a lowercase b as bytes */
+	assert_int_equal(nvt_parse_size("100mb", &v), 0);
+	assert_int_equal(v, 100000000ull);
+	assert_int_equal(nvt_parse_rate("12Gbps/s", &v), -EINVAL);
+	assert_int_equal(nvt_parse_rate("12Gbits", &v), -EINVAL);
+	assert_int_equal(nvt_parse_rate("fast", &v), -EINVAL);
+	assert_int_equal(nvt_parse_rate("", &v), -EINVAL);
+	assert_int_equal(nvt_parse_rate("-1Gbps", &v), -EINVAL);
+	assert_int_equal(nvt_parse_rate("12Xbps", &v), -EINVAL);
+	assert_int_equal(nvt_parse_rate("1e30Tbps", &v), -ERANGE);
+	assert_int_equal(nvt_parse_rate("100000000T", &v), -ERANGE);
+}
+
 static void test_durations(void **state)
 {
 	uint64_t ns;
@@ -78,9 +158,9 @@ static void test_uint(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sizes),
-		cmocka_unit_test(test_bad_sizes),
-		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_sizes),         cmocka_unit_test(test_bad_sizes),
+		cmocka_unit_test(test_rates_bytes),   cmocka_unit_test(test_rates_bits),
+		cmocka_unit_test(test_rates_refused), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_uint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

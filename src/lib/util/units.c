@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Size, rate and duration parsing: K/M/G/T are powers of 1024, KB/MB/GB/TB powers of 1000. */
+/* Size, rate and duration parsing: K/M/G/T are powers of 1024, KB/MB/GB/TB powers of 1000;
+ * rates also in bits per second (Gbps, Mbit/s: powers of 1000). */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -77,6 +79,54 @@ int nvt_parse_size(const char *s, uint64_t *out)
 		}
 	}
 	return -EINVAL;
+}
+
+/* k, m, g, t (either case) as powers of 1000; the length of the prefix (0 or 1) */
+static size_t si_prefix(const char *s, double *mult)
+{
+	static const char p[] = "kmgt";
+	const char *at = *s ? strchr(p, tolower((unsigned char)*s)) : NULL;
+
+	*mult = 1;
+	if (!at)
+		return 0;
+	for (const char *q = p; q <= at; q++)
+		*mult *= 1e3;
+	return 1;
+}
+
+int nvt_parse_rate(const char *s, uint64_t *out)
+{
+	double v, mult, r;
+	const char *rest, *unit;
+	char suf[16];
+	size_t n;
+	bool per_s = false;
+
+	if (!s || parse_number(s, &v, &rest))
+		return -EINVAL;
+	n = strlen(rest);
+	if (n >= 2 && strcmp(rest + n - 2, "/s") == 0) {
+		n -= 2;
+		per_s = true;
+	}
+	if (n >= sizeof(suf))
+		return -EINVAL;
+	memcpy(suf, rest, n);
+	suf[n] = 0;
+	unit = suf + si_prefix(suf, &mult);
+	if ((!per_s && strcmp(unit, "bps") == 0) || strcasecmp(unit, "bit") == 0)
+		r = v * mult / 8; /* bits per second, to the nearest byte per second */
+	else if (!per_s && strcmp(unit, "Bps") == 0)
+		r = v * mult;
+	else if (n && suf[n - 1] == 'b')
+		return -EDOM; /* 12Gb: bytes or bits? */
+	else
+		return nvt_parse_size(s, out);
+	if (r >= 18446744073709549568.0)
+		return -ERANGE;
+	*out = (uint64_t)(r + 0.5);
+	return 0;
 }
 
 int nvt_parse_duration_ns(const char *s, uint64_t *out_ns)
