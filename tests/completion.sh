@@ -39,7 +39,7 @@ expect "" -- $("$nvtape" list commands) --help --version
 expect record --eng -- --engine
 expect record --for -- --force --format
 expect verify --j -- --json
-expect setup - -- --chunk --fs --mount --md -y --yes -h --help --raid0 --single --teardown
+expect setup - -- --chunk --fs --mount --md -y --yes -h --help --raid0 --single --teardown --json -q --quiet
 expect speedtest --re -- --read --report
 expect record --engine n -- null nvme
 # shellcheck disable=SC2046

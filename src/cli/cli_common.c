@@ -283,6 +283,10 @@ int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t 
 		return cli_usage_error("%d files: at most %d striped members", n, NVT_MAX_MEMBERS);
 	if (n == 1 && stripe)
 		return cli_usage_error("--stripe needs two or more members");
+	if (stripe && (stripe % 4096 || stripe > (1u << 30)))
+		return cli_usage_error("--stripe must be a multiple of 4 KiB from 4K to 1G");
+	if (member_offset % 4096)
+		return cli_usage_error("--member-offset must be a multiple of 4 KiB");
 	l->n = (unsigned)n;
 	for (int i = 0; i < n; i++) {
 		unsigned c, ns;

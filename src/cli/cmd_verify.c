@@ -184,7 +184,8 @@ int cmd_verify(int argc, char **argv)
 	o.arg = &c;
 	if (json)
 		c.quiet = true;
-	rc = cli_exit_of(nvt_verify(&o, &r), &r.err, r.problems != 0);
+	rc = nvt_verify(&o, &r);
+	rc = cli_exit_of(rc, &r.err, r.problems != 0);
 	if (rc == NVT_EXIT_RUNTIME || rc == NVT_EXIT_USAGE)
 		cli_error("%s", cli_err_msg(&r.err));
 	if (json) {
