@@ -69,7 +69,8 @@ static void on_plan(const struct nvt_bench_plan *p, void *arg)
 	if (c->quiet || c->json)
 		return;
 	if (p->budget)
-		snprintf(budget, sizeof(budget), "; --max-write %.2f GB stops the search before it",
+		snprintf(budget, sizeof(budget),
+			 "; --max-write %.2f GB: the search stops before exceeding it",
 			 p->budget / 1e9);
 	if (p->seconds > 0) {
 		print_duration(t, sizeof(t), p->seconds);
