@@ -2,7 +2,6 @@
 /* nvtape bench record|play: the search for the highest sustained rate, a line per run, the
  * summary table, RESULT, JSON (with every time series) and the HTML report. */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "cli.h"
 #include "nvtape/bench.h"
 #include "nvtape/report.h"
+#include <math.h>
 
 static const char bench_help[] =
 	"Usage: nvtape bench record|play [options] TARGET...\n"
@@ -27,6 +27,9 @@ static const char bench_help[] =
 	"  --tolerance P        stop when the failing rate is within P of the passing one\n"
 	"                       (default 3%)\n"
 	"  --no-sweep           only the unthrottled run: burst, cache, sustained\n"
+	"  --max-write B        write at most B bytes in all (drive endurance): the search\n"
+	"                       stops before the run that would pass it, with the best rate\n"
+	"                       so far; B must hold one run (--size)\n"
 	"  --sample T           time series interval (default 100ms)\n"
 	"  --engine file|nvme, --chunk B, --chunks N, --qd Q, --timeout T, --force\n"
 	"                       as for record (play: the read side)\n"
@@ -34,13 +37,67 @@ static const char bench_help[] =
 	"  --json               one JSON object on stdout with every run's time series, also\n"
 	"                       on errors (docs/json.md)\n"
 	"  -q, --quiet          no line per run\n" CLI_LAYOUT_HELP "  -h, --help\n\n"
-	"Exit codes: 0 a rate was found; 2 not even the lowest rate passed; 1 runtime error;\n"
-	"            64 usage error.\n";
+	"The plan (runs, bytes written at most, time) is printed before the first run.\n\n"
+	"Exit codes: 0 a rate was found; 2 not even the lowest rate passed (or none had passed\n"
+	"            when --max-write stopped the search); 1 runtime error; 64 usage error.\n";
 
 struct bench_cli {
-	bool quiet, json;
+	bool quiet, json, qd_given;
 	enum nvt_bench_mode mode;
+	const char *report, *engine;
+	uint64_t stripe, member_off;
 };
+
+/* A run as an exit code: 1 its call failed, 2 it did not pass, 0 it passed. */
+static int run_exit(const struct nvt_bench_run *r)
+{
+	return r->rc ? NVT_EXIT_RUNTIME : r->pass ? NVT_EXIT_OK : NVT_EXIT_DATA;
+}
+
+static void print_duration(char *buf, size_t cap, double s)
+{
+	if (s < 120)
+		snprintf(buf, cap, "%.0f s", s);
+	else if (s < 7200)
+		snprintf(buf, cap, "%.0f min", s / 60);
+	else
+		snprintf(buf, cap, "%.1f h", s / 3600);
+}
+
+/* The plan before the first run; the range and a time estimate after the unthrottled run. */
+static void on_plan(const struct nvt_bench_plan *p, void *arg)
+{
+	const struct bench_cli *c = arg;
+	char runs[96] = "", budget[96] = "", t[32];
+
+	if (c->quiet || c->json)
+		return;
+	if (p->budget)
+		snprintf(budget, sizeof(budget),
+			 "; --max-write %.2f GB: the search stops before exceeding it",
+			 p->budget / 1e9);
+	if (p->seconds > 0) {
+		print_duration(t, sizeof(t), p->seconds);
+		fprintf(stderr,
+			"nvtape bench: range %.1f to %.1f MB/s: at most %u rates, %u runs in all, "
+			"%.2f GB written, about %s more at most%s\n",
+			p->from_bps / 1e6, p->to_bps / 1e6, p->rates_max, p->runs_max,
+			p->write_bytes / 1e9, t, budget);
+		return;
+	}
+	if (p->runs_max)
+		snprintf(runs, sizeof(runs), "at most %u runs (%u rates)", p->runs_max,
+			 p->rates_max);
+	else
+		snprintf(runs, sizeof(runs), "runs as the unthrottled run sets the range");
+	fprintf(stderr, "nvtape bench: plan: %s; %.2f GB per run%s", runs, p->run_bytes / 1e9,
+		c->mode == NVT_BENCH_PLAY ? " (written once, then read)" : "");
+	if (p->write_bytes)
+		fprintf(stderr, ", %.2f GB written at most (drive endurance)",
+			p->write_bytes / 1e9);
+	fprintf(stderr, "%s; a time estimate follows the unthrottled run\n",
+		budget[0] ? budget : "; --max-write caps the bytes written");
+}
 
 static void on_run(const struct nvt_bench_run *r, void *arg)
 {
@@ -86,7 +143,7 @@ static void json_run(struct json *j, const char *key, const struct nvt_bench_run
 	json_uint(j, "rate_bps", r->rate_bps);
 	json_uint(j, "run", r->index);
 	json_str(j, "result", r->pass ? "pass" : "fail");
-	json_int(j, "exit", r->exit_code);
+	json_int(j, "exit", run_exit(r));
 	json_uint(j, "bytes", r->bytes);
 	json_num(j, "seconds", r->mbps > 0 ? r->bytes / (r->mbps * 1e6) : NAN, 6);
 	json_num(j, "mbps", r->mbps, 3);
@@ -179,35 +236,235 @@ static void summary(const struct nvt_bench_opts *o, const struct nvt_bench_resul
 	       cli_result_name(rc), rc);
 }
 
+static const struct option bench_lo[] = {{"size", required_argument, 0, 's'},
+					 {"from", required_argument, 0, 'f'},
+					 {"to", required_argument, 0, 'T'},
+					 {"runs", required_argument, 0, 'k'},
+					 {"tolerance", required_argument, 0, 'p'},
+					 {"no-sweep", no_argument, 0, 'N'},
+					 {"max-write", required_argument, 0, 'M'},
+					 {"sample", required_argument, 0, 'S'},
+					 {"engine", required_argument, 0, 'e'},
+					 {"chunk", required_argument, 0, 'c'},
+					 {"chunks", required_argument, 0, 'n'},
+					 {"qd", required_argument, 0, 'Q'},
+					 {"timeout", required_argument, 0, 't'},
+					 {"force", no_argument, 0, 'F'},
+					 {"report", required_argument, 0, 'R'},
+					 {"json", no_argument, 0, 'j'},
+					 {"quiet", no_argument, 0, 'q'},
+					 CLI_LAYOUT_OPTIONS,
+					 {"help", no_argument, 0, 'h'},
+					 {0, 0, 0, 0}};
+
+static int parse_tolerance(const char *val, double *tol)
+{
+	char *end;
+	double p = strtod(val, &end);
+
+	if (end == val || (*end && strcmp(end, "%")) || !(p >= 0.1 && p <= 50))
+		return cli_usage_error("--tolerance: a percentage from 0.1 to 50, e.g. 3%%");
+	*tol = p / 100;
+	return 0;
+}
+
+/* The search and its budget: --size, --from, --to, --runs, --tolerance, --no-sweep,
+ * --max-write, --sample. 0, NVT_EXIT_USAGE, or 1 when opt is not one of them. */
+static int search_option(int opt, const char *val, struct nvt_bench_opts *o)
+{
+	switch (opt) {
+	case 's':
+		if (cli_size("--size", val, &o->rec.size_bytes))
+			return NVT_EXIT_USAGE;
+		return o->rec.size_bytes ? 0 : cli_usage_error("--size must be > 0");
+	case 'f':
+	case 'T':
+		return cli_rate(opt == 'f' ? "--from" : "--to", val,
+				opt == 'f' ? &o->from_bps : &o->to_bps)
+			       ? NVT_EXIT_USAGE
+			       : 0;
+	case 'k':
+		return cli_count("--runs", val, 1, 100, &o->runs) ? NVT_EXIT_USAGE : 0;
+	case 'p':
+		return parse_tolerance(val, &o->tolerance) ? NVT_EXIT_USAGE : 0;
+	case 'N':
+		o->no_sweep = true;
+		return 0;
+	case 'M':
+		if (cli_size("--max-write", val, &o->max_write_bytes))
+			return NVT_EXIT_USAGE;
+		return o->max_write_bytes ? 0 : cli_usage_error("--max-write must be > 0");
+	case 'S':
+		if (cli_duration("--sample", val, &o->sample_ns))
+			return NVT_EXIT_USAGE;
+		return o->sample_ns >= 10000000ull
+			       ? 0
+			       : cli_usage_error("--sample must be at least 10ms");
+	default:
+		return 1;
+	}
+}
+
+/* The I/O options shared with record and play. */
+static int io_option(int opt, const char *val, struct nvt_bench_opts *o, struct bench_cli *c)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'e':
+		return cli_engine(val, false, &c->engine) ? NVT_EXIT_USAGE : 0;
+	case 'c':
+		if (cli_chunk(val, &v))
+			return NVT_EXIT_USAGE;
+		o->rec.chunk_bytes = o->play.chunk_bytes = v;
+		return 0;
+	case 'n':
+		if (cli_count("--chunks", val, 2, 65536, &o->rec.chunks))
+			return NVT_EXIT_USAGE;
+		o->play.chunks = o->rec.chunks;
+		return 0;
+	case 'Q':
+		c->qd_given = true;
+		return cli_count("--qd", val, 1, 1024, &o->rec.qd) ? NVT_EXIT_USAGE : 0;
+	case 't':
+		if (cli_duration("--timeout", val, &o->rec.timeout_ns))
+			return NVT_EXIT_USAGE;
+		if (!o->rec.timeout_ns)
+			return cli_usage_error("--timeout must be > 0");
+		o->play.timeout_ns = o->rec.timeout_ns;
+		return 0;
+	case 'F':
+		o->rec.force = true;
+		return 0;
+	case 'Z':
+	case 'O':
+		return cli_layout_option(opt, val, &c->stripe, &c->member_off) ? NVT_EXIT_USAGE : 0;
+	default:
+		return 1;
+	}
+}
+
+/* The options after the mode; -1 when --help was shown. */
+static int parse_bench(int argc, char **argv, struct nvt_bench_opts *o, struct bench_cli *c)
+{
+	int opt, rc;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":qh", bench_lo, NULL)) != -1) {
+		if ((rc = search_option(opt, optarg, o)) != 1 ||
+		    (rc = io_option(opt, optarg, o, c)) != 1) {
+			if (rc)
+				return rc;
+			continue;
+		}
+		switch (opt) {
+		case 'R':
+			c->report = optarg;
+			break;
+		case 'j':
+			c->json = true;
+			break;
+		case 'q':
+			c->quiet = true;
+			break;
+		case 'h':
+			fputs(bench_help, stdout);
+			return -1;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	return 0;
+}
+
+/* What parsing leaves to check and to derive: targets, engine and qd, the budget. */
+static int finish_opts(int argc, char **argv, struct nvt_bench_opts *o, struct bench_cli *c)
+{
+	struct nvt_bench_plan plan;
+	struct nvt_err err = {0};
+
+	if (cli_layout(&o->rec.layout, argc, argv, optind, c->stripe, c->member_off) ||
+	    cli_engine_qd(c->engine, c->qd_given, &o->rec.qd))
+		return NVT_EXIT_USAGE;
+	if (o->to_bps && o->from_bps >= o->to_bps)
+		return cli_usage_error("--from must be below --to");
+	if (o->max_write_bytes && o->max_write_bytes < o->rec.size_bytes)
+		return cli_usage_error("--max-write %.2f GB is smaller than one run (--size "
+				       "%.2f GB): nothing could run",
+				       o->max_write_bytes / 1e9, o->rec.size_bytes / 1e9);
+	o->rec.path = argv[optind];
+	o->rec.engine = o->play.engine = c->engine;
+	o->play.qd = o->rec.qd;
+	if (o->rec.qd > o->rec.chunks && strcmp(c->engine, "nvme"))
+		o->rec.qd = o->play.qd = o->rec.chunks;
+	if (nvt_bench_plan(o, &plan, &err))
+		return cli_usage_error("%s", err.msg);
+	return 0;
+}
+
+/* The library's outcome as the exit code. */
+static int bench_exit(int rc, const struct nvt_bench_opts *o, const struct nvt_bench_result *r)
+{
+	if (rc < 0)
+		return r->err.flags & NVT_ERR_PARAM ? NVT_EXIT_USAGE : NVT_EXIT_RUNTIME;
+	if (o->no_sweep)
+		return NVT_EXIT_OK;
+	return r->found ? NVT_EXIT_OK : NVT_EXIT_DATA;
+}
+
+static int run_bench(struct nvt_bench_opts *o, struct bench_cli *c, const char *cmdline)
+{
+	struct nvt_bench_result *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r) {
+		cli_error("out of memory");
+		return NVT_EXIT_RUNTIME;
+	}
+	cli_install_signals();
+	if (!c->quiet && !c->json)
+		fprintf(stderr,
+			"nvtape bench: %s on %s, %.2f GB per run, %u of %u runs must pass at a "
+			"rate -- Ctrl-C to stop\n",
+			c->mode == NVT_BENCH_PLAY ? "playback" : "recording", o->rec.path,
+			o->rec.size_bytes / 1e9, o->runs, o->runs);
+	rc = bench_exit(nvt_bench(o, r), o, r);
+	if (rc == NVT_EXIT_USAGE) {
+		rc = cli_usage_error("%s", cli_err_msg(&r->err));
+		goto out;
+	}
+	if (r->err.code)
+		cli_error("%s", cli_err_msg(&r->err));
+	if (r->interrupted)
+		cli_error("interrupted: the results so far are below");
+	if (c->report) {
+		struct nvt_report rep = {.title = c->mode == NVT_BENCH_PLAY ? "nvtape bench play"
+									    : "nvtape bench record",
+					 .command = cmdline,
+					 .bench_opts = o,
+					 .bench = r};
+		if (cli_report(c->report, &rep, c->json))
+			rc = NVT_EXIT_RUNTIME;
+	}
+	if (c->json)
+		bench_json(o, r, rc, stdout);
+	else
+		summary(o, r, rc);
+out:
+	nvt_bench_result_free(r);
+	free(r);
+	return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-	static const struct option lo[] = {{"size", required_argument, 0, 's'},
-					   {"from", required_argument, 0, 'f'},
-					   {"to", required_argument, 0, 'T'},
-					   {"runs", required_argument, 0, 'k'},
-					   {"tolerance", required_argument, 0, 'p'},
-					   {"no-sweep", no_argument, 0, 'N'},
-					   {"sample", required_argument, 0, 'S'},
-					   {"engine", required_argument, 0, 'e'},
-					   {"chunk", required_argument, 0, 'c'},
-					   {"chunks", required_argument, 0, 'n'},
-					   {"qd", required_argument, 0, 'Q'},
-					   {"timeout", required_argument, 0, 't'},
-					   {"force", no_argument, 0, 'F'},
-					   {"report", required_argument, 0, 'R'},
-					   {"json", no_argument, 0, 'j'},
-					   {"quiet", no_argument, 0, 'q'},
-					   CLI_LAYOUT_OPTIONS,
-					   {"help", no_argument, 0, 'h'},
-					   {0, 0, 0, 0}};
 	struct nvt_bench_opts o;
-	struct nvt_bench_result *r;
-	struct bench_cli c = {0};
-	const char *report = NULL, *engine = "file";
-	uint64_t stripe = 0, member_off = 0, v;
-	bool qd_given = false;
+	struct bench_cli c = {.engine = "file"};
 	char cmdline[1024];
-	int opt, rc;
+	int rc;
 
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		fputs(bench_help, stdout);
@@ -218,147 +475,16 @@ int cmd_bench(int argc, char **argv)
 	cli_cmdline(cmdline, sizeof(cmdline), "nvtape", argc, argv);
 	nvt_bench_opts_default(&o);
 	c.mode = o.mode = strcmp(argv[1], "play") ? NVT_BENCH_RECORD : NVT_BENCH_PLAY;
-	argc--;
-	argv++;
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			if (cli_size("--size", optarg, &o.rec.size_bytes))
-				return NVT_EXIT_USAGE;
-			if (!o.rec.size_bytes)
-				return cli_usage_error("--size must be > 0");
-			break;
-		case 'f':
-		case 'T':
-			if (cli_rate(opt == 'f' ? "--from" : "--to", optarg,
-				     opt == 'f' ? &o.from_bps : &o.to_bps))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'k':
-			if (cli_count("--runs", optarg, 1, 100, &o.runs))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'p': {
-			char *end;
-			double p = strtod(optarg, &end);
-			if (end == optarg || (*end && strcmp(end, "%")) || p < 0.1 || p > 50)
-				return cli_usage_error("--tolerance: a percentage from 0.1 to 50, "
-						       "e.g. 3%%");
-			o.tolerance = p / 100;
-			break;
-		}
-		case 'N':
-			o.no_sweep = true;
-			break;
-		case 'S':
-			if (cli_duration("--sample", optarg, &o.sample_ns))
-				return NVT_EXIT_USAGE;
-			if (o.sample_ns < 10000000ull)
-				return cli_usage_error("--sample must be at least 10ms");
-			break;
-		case 'e':
-			if (cli_engine(optarg, false, &engine))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'c':
-			if (cli_chunk(optarg, &v))
-				return NVT_EXIT_USAGE;
-			o.rec.chunk_bytes = o.play.chunk_bytes = v;
-			break;
-		case 'n':
-			if (cli_count("--chunks", optarg, 2, 65536, &o.rec.chunks))
-				return NVT_EXIT_USAGE;
-			o.play.chunks = o.rec.chunks;
-			break;
-		case 'Q':
-			if (cli_count("--qd", optarg, 1, 1024, &o.rec.qd))
-				return NVT_EXIT_USAGE;
-			qd_given = true;
-			break;
-		case 't':
-			if (cli_duration("--timeout", optarg, &o.rec.timeout_ns))
-				return NVT_EXIT_USAGE;
-			if (!o.rec.timeout_ns)
-				return cli_usage_error("--timeout must be > 0");
-			o.play.timeout_ns = o.rec.timeout_ns;
-			break;
-		case 'F':
-			o.rec.force = true;
-			break;
-		case 'R':
-			report = optarg;
-			break;
-		case 'j':
-			c.json = true;
-			break;
-		case 'q':
-			c.quiet = true;
-			break;
-		case 'Z':
-		case 'O':
-			if (cli_layout_option(opt, optarg, &stripe, &member_off))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'h':
-			fputs(bench_help, stdout);
-			return NVT_EXIT_OK;
-		case ':':
-			return cli_usage_error("%s needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (cli_layout(&o.rec.layout, argc, argv, optind, stripe, member_off) ||
-	    cli_engine_qd(engine, qd_given, &o.rec.qd))
-		return NVT_EXIT_USAGE;
-	o.rec.path = argv[optind];
-	o.rec.engine = o.play.engine = engine;
-	o.play.qd = o.rec.qd;
-	if (o.rec.qd > o.rec.chunks && strcmp(engine, "nvme"))
-		o.rec.qd = o.play.qd = o.rec.chunks;
+	rc = parse_bench(argc - 1, argv + 1, &o, &c);
+	if (rc)
+		return rc < 0 ? NVT_EXIT_OK : rc;
+	rc = finish_opts(argc - 1, argv + 1, &o, &c);
+	if (rc)
+		return rc;
 	o.interrupt = &cli_interrupted;
 	o.on_run = on_run;
+	o.on_plan = on_plan;
 	o.notice = cli_note;
 	o.arg = &c;
-	r = calloc(1, sizeof(*r));
-	if (!r) {
-		cli_error("out of memory");
-		return NVT_EXIT_RUNTIME;
-	}
-	cli_install_signals();
-	if (!c.quiet && !c.json)
-		fprintf(stderr,
-			"nvtape bench: %s on %s, %.2f GB per run, %u of %u runs must pass at a "
-			"rate "
-			"-- Ctrl-C to stop\n",
-			c.mode == NVT_BENCH_PLAY ? "playback" : "recording", o.rec.path,
-			o.rec.size_bytes / 1e9, o.runs, o.runs);
-	rc = nvt_bench(&o, r);
-	if (rc == NVT_EXIT_USAGE) {
-		rc = cli_usage_error("%s", cli_err_msg(&r->err));
-		goto out;
-	}
-	if (r->err.code)
-		cli_error("%s", cli_err_msg(&r->err));
-	if (r->interrupted)
-		cli_error("interrupted: the results so far are below");
-	if (report) {
-		struct nvt_report rep = {.title = c.mode == NVT_BENCH_PLAY ? "nvtape bench play"
-									   : "nvtape bench record",
-					 .command = cmdline,
-					 .bench_opts = &o,
-					 .bench = r};
-		if (cli_report(report, &rep, c.json || c.quiet))
-			rc = NVT_EXIT_RUNTIME;
-	}
-	if (c.json)
-		bench_json(&o, r, rc, stdout);
-	else
-		summary(&o, r, rc);
-out:
-	nvt_bench_result_free(r);
-	free(r);
-	return rc;
+	return run_bench(&o, &c, cmdline);
 }

@@ -2,7 +2,6 @@
 /* nvtape speedtest: sequential write and read of one or several targets at once, every beat
  * checked on read-back; table, RESULT, JSON and the HTML report. */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "cli.h"
 #include "nvtape/report.h"
 #include "nvtape/speedtest.h"
+#include <math.h>
 
 static const char speedtest_help[] =
 	"Usage: nvtape speedtest [--write|--read] [options] TARGET [TARGET...]\n"
@@ -47,7 +47,24 @@ static void link_str(const struct nvt_speed_target *t, char *buf, size_t cap)
 	}
 }
 
-/* one phase of a target: null when it did not run */
+/* A phase of a target as an exit code: -1 not run, 1 failed, 2 a data problem, 0 clean. */
+static int phase_exit(bool ran, int rc, unsigned problems)
+{
+	if (!ran)
+		return -1;
+	return rc ? NVT_EXIT_RUNTIME : problems ? NVT_EXIT_DATA : NVT_EXIT_OK;
+}
+
+static int write_exit(const struct nvt_speed_target *t)
+{
+	return phase_exit(t->wrote, t->write_rc, t->problems & NVT_SPP_DROPS);
+}
+
+static int read_exit(const struct nvt_speed_target *t)
+{
+	return phase_exit(t->read, t->read_rc, t->problems & ~NVT_SPP_DROPS);
+}
+
 static void json_phase(struct json *j, const char *key, int exit_code, uint64_t bytes, double sec,
 		       double cpu_s, const struct nvt_speed_target *t)
 {
@@ -82,20 +99,20 @@ static void speedtest_json(const struct nvt_speedtest_opts *o, const struct nvt_
 	json_arr(&j, "targets");
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct nvt_speed_target *t = &r->t[i];
-		int worst = t->write_exit == NVT_EXIT_DATA || t->read_exit == NVT_EXIT_DATA
+		int worst = write_exit(t) == NVT_EXIT_DATA || read_exit(t) == NVT_EXIT_DATA
 				    ? NVT_EXIT_DATA
 				    : NVT_EXIT_OK;
-		if ((t->write_exit > 0 && t->write_exit != NVT_EXIT_DATA) ||
-		    (t->read_exit > 0 && t->read_exit != NVT_EXIT_DATA))
+		if ((write_exit(t) > 0 && write_exit(t) != NVT_EXIT_DATA) ||
+		    (read_exit(t) > 0 && read_exit(t) != NVT_EXIT_DATA))
 			worst = NVT_EXIT_RUNTIME;
 		json_obj(&j, NULL);
 		json_str(&j, "path", t->path);
 		json_str(&j, "on", t->on);
 		json_str(&j, "result", cli_result_name(worst));
 		json_str(&j, "error", t->error[0] ? t->error : NULL);
-		json_phase(&j, "write", t->write_exit, t->write_bytes, t->write_s, t->write_cpu_s,
+		json_phase(&j, "write", write_exit(t), t->write_bytes, t->write_s, t->write_cpu_s,
 			   NULL);
-		json_phase(&j, "read", t->read_exit, t->read_bytes, t->read_s, t->read_cpu_s, t);
+		json_phase(&j, "read", read_exit(t), t->read_bytes, t->read_s, t->read_cpu_s, t);
 		json_arr(&j, "links");
 		for (unsigned k = 0; k < t->nlinks; k++) {
 			const struct nvt_link *l = &t->link[k];
@@ -124,10 +141,10 @@ static void table(const struct nvt_speedtest_result *r, int rc)
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct nvt_speed_target *t = &r->t[i];
 		char check[64] = "not read";
-		if (t->read_exit >= 0)
+		if (read_exit(t) >= 0)
 			snprintf(check, sizeof(check), "%s",
 				 t->corrupt || t->gaps || t->backward ? "BAD DATA"
-				 : t->read_exit == 0                  ? "every beat ok"
+				 : read_exit(t) == 0                  ? "every beat ok"
 								      : "FAILED");
 		link_str(t, link, sizeof(link));
 		printf("%-28s %10.1f %10.1f  %-22s %s\n", t->path, t->write_mbps, t->read_mbps,
@@ -153,25 +170,121 @@ static void table(const struct nvt_speedtest_result *r, int rc)
 	printf(" result=%s exit=%d\n", cli_result_name(rc), rc);
 }
 
+static const struct option speed_lo[] = {{"write", no_argument, 0, 'W'},
+					 {"read", no_argument, 0, 'r'},
+					 {"size", required_argument, 0, 's'},
+					 {"engine", required_argument, 0, 'e'},
+					 {"chunk", required_argument, 0, 'c'},
+					 {"chunks", required_argument, 0, 'n'},
+					 {"qd", required_argument, 0, 'Q'},
+					 {"force", no_argument, 0, 'F'},
+					 {"report", required_argument, 0, 'R'},
+					 {"json", no_argument, 0, 'j'},
+					 {"quiet", no_argument, 0, 'q'},
+					 {"help", no_argument, 0, 'h'},
+					 {0, 0, 0, 0}};
+
+struct speed_cli {
+	const char *report;
+	bool json, quiet, only_w, only_r, qd_given;
+};
+
+/* One option; -1 when --help was shown. */
+static int speed_option(int opt, char **argv, struct nvt_speedtest_opts *o, struct speed_cli *c)
+{
+	switch (opt) {
+	case 'W':
+		c->only_w = true;
+		return 0;
+	case 'r':
+		c->only_r = true;
+		return 0;
+	case 's':
+		if (cli_size("--size", optarg, &o->size_bytes))
+			return NVT_EXIT_USAGE;
+		return o->size_bytes ? 0 : cli_usage_error("--size must be > 0");
+	case 'e':
+		return cli_engine(optarg, false, &o->engine) ? NVT_EXIT_USAGE : 0;
+	case 'c':
+		return cli_chunk(optarg, &o->chunk_bytes) ? NVT_EXIT_USAGE : 0;
+	case 'n':
+		return cli_count("--chunks", optarg, 2, 65536, &o->chunks) ? NVT_EXIT_USAGE : 0;
+	case 'Q':
+		c->qd_given = true;
+		return cli_count("--qd", optarg, 1, 1024, &o->qd) ? NVT_EXIT_USAGE : 0;
+	case 'F':
+		o->force = true;
+		return 0;
+	case 'R':
+		c->report = optarg;
+		return 0;
+	case 'j':
+		c->json = true;
+		return 0;
+	case 'q':
+		c->quiet = true;
+		return 0;
+	case 'h':
+		fputs(speedtest_help, stdout);
+		return -1;
+	case ':':
+		return cli_usage_error("%s needs a value", argv[optind - 1]);
+	default:
+		return cli_usage_error("unknown option %s", argv[optind - 1]);
+	}
+}
+
+/* The targets and what follows from the options. */
+static int speed_targets(int argc, char **argv, struct nvt_speedtest_opts *o,
+			 const struct speed_cli *c)
+{
+	if (c->only_w && c->only_r)
+		return cli_usage_error("--write and --read together are the default: give neither");
+	if (optind >= argc)
+		return cli_usage_error("give one or more targets");
+	if (argc - optind > NVT_SPEED_MAX_TARGETS)
+		return cli_usage_error("at most %d targets", NVT_SPEED_MAX_TARGETS);
+	if (cli_engine_qd(o->engine, c->qd_given, &o->qd))
+		return NVT_EXIT_USAGE;
+	o->write = !c->only_r;
+	o->read = !c->only_w;
+	o->ntargets = (unsigned)(argc - optind);
+	for (unsigned i = 0; i < o->ntargets; i++)
+		o->target[i] = argv[optind + (int)i];
+	for (unsigned i = 0; i < o->ntargets; i++)
+		for (unsigned k = 0; k < i; k++)
+			if (!strcmp(o->target[i], o->target[k]))
+				return cli_usage_error("%s is given twice", o->target[i]);
+	return 0;
+}
+
+static void banner(const struct nvt_speedtest_opts *o)
+{
+	char each[48] = "";
+
+	if (o->write)
+		snprintf(each, sizeof(each), ", %.2f GB each", o->size_bytes / 1e9);
+	fprintf(stderr, "nvtape speedtest: %s%s%s %u target%s at once%s\n",
+		o->write ? "writing" : "", o->write && o->read ? " then " : "",
+		o->read ? "reading and checking" : "", o->ntargets, o->ntargets > 1 ? "s" : "",
+		each);
+}
+
+/* The library's outcome as the exit code. */
+static int speed_exit(int rc, const struct nvt_speedtest_result *r)
+{
+	if (rc < 0)
+		return r->err.flags & NVT_ERR_PARAM ? NVT_EXIT_USAGE : NVT_EXIT_RUNTIME;
+	if (r->failed || r->interrupted)
+		return NVT_EXIT_RUNTIME;
+	return r->problems ? NVT_EXIT_DATA : NVT_EXIT_OK;
+}
+
 int cmd_speedtest(int argc, char **argv)
 {
-	static const struct option lo[] = {{"write", no_argument, 0, 'W'},
-					   {"read", no_argument, 0, 'r'},
-					   {"size", required_argument, 0, 's'},
-					   {"engine", required_argument, 0, 'e'},
-					   {"chunk", required_argument, 0, 'c'},
-					   {"chunks", required_argument, 0, 'n'},
-					   {"qd", required_argument, 0, 'Q'},
-					   {"force", no_argument, 0, 'F'},
-					   {"report", required_argument, 0, 'R'},
-					   {"json", no_argument, 0, 'j'},
-					   {"quiet", no_argument, 0, 'q'},
-					   {"help", no_argument, 0, 'h'},
-					   {0, 0, 0, 0}};
 	struct nvt_speedtest_opts o;
 	struct nvt_speedtest_result *r;
-	const char *report = NULL;
-	bool json = false, quiet = false, only_w = false, only_r = false, qd_given = false;
+	struct speed_cli c = {0};
 	char cmdline[1024];
 	int opt, rc;
 
@@ -179,75 +292,11 @@ int cmd_speedtest(int argc, char **argv)
 	nvt_speedtest_opts_default(&o);
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'W':
-			only_w = true;
-			break;
-		case 'r':
-			only_r = true;
-			break;
-		case 's':
-			if (cli_size("--size", optarg, &o.size_bytes))
-				return NVT_EXIT_USAGE;
-			if (!o.size_bytes)
-				return cli_usage_error("--size must be > 0");
-			break;
-		case 'e':
-			if (cli_engine(optarg, false, &o.engine))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'c':
-			if (cli_chunk(optarg, &o.chunk_bytes))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'n':
-			if (cli_count("--chunks", optarg, 2, 65536, &o.chunks))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'Q':
-			if (cli_count("--qd", optarg, 1, 1024, &o.qd))
-				return NVT_EXIT_USAGE;
-			qd_given = true;
-			break;
-		case 'F':
-			o.force = true;
-			break;
-		case 'R':
-			report = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			fputs(speedtest_help, stdout);
-			return NVT_EXIT_OK;
-		case ':':
-			return cli_usage_error("%s needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (only_w && only_r)
-		return cli_usage_error("--write and --read together are the default: give neither");
-	if (optind >= argc)
-		return cli_usage_error("give one or more targets");
-	if (argc - optind > NVT_SPEED_MAX_TARGETS)
-		return cli_usage_error("at most %d targets", NVT_SPEED_MAX_TARGETS);
-	if (cli_engine_qd(o.engine, qd_given, &o.qd))
-		return NVT_EXIT_USAGE;
-	o.write = !only_r;
-	o.read = !only_w;
-	o.ntargets = (unsigned)(argc - optind);
-	for (unsigned i = 0; i < o.ntargets; i++)
-		o.target[i] = argv[optind + (int)i];
-	for (unsigned i = 0; i < o.ntargets; i++)
-		for (unsigned k = 0; k < i; k++)
-			if (!strcmp(o.target[i], o.target[k]))
-				return cli_usage_error("%s is given twice", o.target[i]);
+	while ((opt = getopt_long(argc, argv, ":qh", speed_lo, NULL)) != -1)
+		if ((rc = speed_option(opt, argv, &o, &c)))
+			return rc < 0 ? NVT_EXIT_OK : rc;
+	if ((rc = speed_targets(argc, argv, &o, &c)))
+		return rc;
 	o.interrupt = &cli_interrupted;
 	o.notice = cli_note;
 	r = calloc(1, sizeof(*r));
@@ -256,26 +305,22 @@ int cmd_speedtest(int argc, char **argv)
 		return NVT_EXIT_RUNTIME;
 	}
 	cli_install_signals();
-	if (!json && !quiet) {
-		char each[48] = "";
-		if (o.write)
-			snprintf(each, sizeof(each), ", %.2f GB each", o.size_bytes / 1e9);
-		fprintf(stderr, "nvtape speedtest: %s%s%s %u target%s at once%s\n",
-			o.write ? "writing" : "", o.write && o.read ? " then " : "",
-			o.read ? "reading and checking" : "", o.ntargets, o.ntargets > 1 ? "s" : "",
-			each);
-	}
+	if (!c.json && !c.quiet)
+		banner(&o);
 	rc = nvt_speedtest(&o, r);
+	if (rc < 0)
+		cli_error("%s", cli_err_msg(&r->err));
+	rc = speed_exit(rc, r);
 	for (unsigned i = 0; i < r->n; i++)
-		if (r->t[i].error[0] && json)
+		if (r->t[i].error[0] && c.json)
 			cli_error("%s: %s", r->t[i].path, r->t[i].error);
-	if (report) {
+	if (c.report) {
 		struct nvt_report rep = {
 			.title = "nvtape speedtest", .command = cmdline, .speed = r};
-		if (cli_report(report, &rep, json || quiet))
+		if (cli_report(c.report, &rep, c.json || c.quiet))
 			rc = NVT_EXIT_RUNTIME;
 	}
-	if (json)
+	if (c.json)
 		speedtest_json(&o, r, rc, stdout);
 	else
 		table(r, rc);

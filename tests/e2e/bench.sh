@@ -31,6 +31,8 @@ expect_rc 0 in_cgroup "$cg" "$NVT" bench record --force --size 320M --chunk 1M -
 best=$(field best_bps)
 best_mb=$(python3 -c "print($best / 1e6)")
 grep -q "FAIL" "$T/err" || fail "the sweep never failed a rate: the range did not bracket the drive"
+grep -q "plan: at most [0-9]* runs" "$T/err" && grep -q "GB written at most" "$T/err" &&
+	grep -q "more at most" "$T/err" || { cat "$T/err"; fail "bench did not print its plan and estimate"; }
 within "$best_mb" "$fio_w" 10 || fail "bench record found $best_mb MB/s, fio writes $fio_w MB/s"
 ok "bench record: $best_mb MB/s passed (fio writes $fio_w MB/s on the same throttled device)"
 
@@ -80,6 +82,16 @@ PY
 ok "cache cliff found where the throttle fell, burst and sustained rates right"
 echo "$majmin 0" >"$cg/blkio.throttle.write_bps_device"
 
+# the write budget: one smaller than a run is refused up front; the search stops before the
+# run that would exceed it (32 MiB runs: the unthrottled one and one of the sweep fit in 80 MiB;
+# two must pass at a rate, so none has passed when it stops)
+expect_rc 64 "$NVT" bench record --force --size 64M --max-write 32M "$dev"
+grep -q -- "--max-write" "$T/err" || fail "the budget refusal must name the flag"
+expect_rc 2 "$NVT" bench record --force --size 32M --chunk 1M --chunks 4 --runs 2 --max-write 80M "$dev"
+grep -q "the search stops here" "$T/err" && [ "$(field runs)" = 1 ] ||
+	{ cat "$T/err" "$T/out"; fail "the write budget did not stop the search after one sweep run"; }
+ok "write budget: refused below one run, the search stopped before exceeding it"
+
 # speedtest: two drives at once, each throttled to 60 MiB/s; every beat read back
 make_loop 512M none
 dev2=$DEV
@@ -94,6 +106,7 @@ a, b, agg = map(float, sys.argv[1:])
 print(f"speedtest: {a:.0f} + {b:.0f} MB/s, {agg:.0f} MB/s both at once")
 assert 45 < a < 75 and 45 < b < 75, "per-target rates"
 assert agg > 1.6 * min(a, b), "the targets did not run at the same time"
+assert agg >= min(a, b), "the aggregate of targets run at once is below the slowest alone"
 PY
 ok "speedtest: two throttled drives at once, aggregate $(field write_mbps) MB/s, read back clean"
 echo "$majmin 0" >"$cg/blkio.throttle.write_bps_device"

@@ -2,7 +2,6 @@
 /* Recognizing what a block device already holds: the magic numbers of the filesystems, RAID
  * superblocks and partition tables a recording drive is likely to carry, read from the first
  * and last 128 KiB. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "sys/probe.h"
+#include "sys/sysfs.h"
 #include "util/sysutil.h"
 
 #define MD_MAGIC 0xa92b4efcu
@@ -119,28 +119,29 @@ int nvt_probe_device(const char *path, char *what, size_t cap)
 	return rc;
 }
 
+struct holders {
+	char *buf;
+	size_t cap, used;
+};
+
+static void add_holder(const char *name, void *arg)
+{
+	struct holders *h = arg;
+	int n = snprintf(h->buf + h->used, h->cap - h->used, "%s%s", h->used ? ", " : "", name);
+	if (n > 0 && (size_t)n < h->cap - h->used)
+		h->used += (size_t)n;
+	else
+		h->buf[h->used] = 0;
+}
+
 bool nvt_blockdev_holders(const char *path, char *buf, size_t cap)
 {
-	char real[4096], dir[4200];
-	DIR *d;
-	struct dirent *e;
-	size_t used = 0;
+	char real[4096];
+	struct holders h = {.buf = buf, .cap = cap};
 
 	buf[0] = 0;
 	if (!realpath(path, real))
 		return false;
-	snprintf(dir, sizeof(dir), "/sys/class/block/%s/holders", basename(real));
-	d = opendir(dir);
-	if (!d)
-		return false;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		int n = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", e->d_name);
-		if (n < 0 || (size_t)n >= cap - used)
-			break;
-		used += (size_t)n;
-	}
-	closedir(d);
-	return used > 0;
+	nvt_sysfs_blk_each(basename(real), "holders", add_holder, &h);
+	return h.used > 0;
 }

@@ -16,38 +16,13 @@
 #include <unistd.h>
 
 #include "storage/nvme/file_map.h"
-
-static int read_sys(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, cap - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = 0;
-	return 0;
-}
-
-static int read_sys_u64(const char *path, uint64_t *v)
-{
-	char buf[64];
-
-	if (read_sys(path, buf, sizeof(buf)))
-		return -1;
-	*v = strtoull(buf, NULL, 10);
-	return 0;
-}
+#include "sys/sysfs.h"
 
 /* A namespace or a partition of one, by kernel name (nvme0n1, nvme0n1p2, ng0n1). */
 static int resolve_nvme(const char *name, struct nvt_nvme_member *m, struct nvt_err *err)
 {
 	unsigned part;
 	int used = 0;
-	char path[128];
 	uint64_t start;
 
 	if ((sscanf(name, "nvme%un%u%n", &m->ctrl, &m->ns, &used) != 2 &&
@@ -61,9 +36,10 @@ static int resolve_nvme(const char *name, struct nvt_nvme_member *m, struct nvt_
 		nvt_err_set(err, EINVAL, "%s is not an NVMe namespace or a partition of one", name);
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "/sys/class/block/%s/start", name);
-	if (read_sys_u64(path, &start)) {
-		nvt_err_set(err, ENOENT, "%s: cannot read the partition start (%s)", name, path);
+	if (nvt_sysfs_blk_u64(name, "start", &start)) {
+		nvt_err_set(err, ENOENT,
+			    "%s: cannot read the partition start (/sys/class/block/%s/start)", name,
+			    name);
 		return -ENOENT;
 	}
 	m->base += start * 512;
@@ -82,7 +58,7 @@ int nvt_nvme_target_raw(const struct nvt_layout *l, struct nvt_nvme_target *t, s
 		t->m[i].base = l->member_offset;
 		if (strncmp(p, "/dev/", 5) || resolve_nvme(base, &t->m[i], &e2)) {
 			nvt_err_set(err, EINVAL,
-				    "%s: --engine nvme drives NVMe namespaces (/dev/nvmeXnY, "
+				    "%s: the nvme engine drives NVMe namespaces (/dev/nvmeXnY, "
 				    "/dev/ngXnY, a partition /dev/nvmeXnYpZ) or a file on a volume "
 				    "made of them",
 				    p);
@@ -95,25 +71,24 @@ int nvt_nvme_target_raw(const struct nvt_layout *l, struct nvt_nvme_target *t, s
 /* md RAID0 over namespaces or their partitions, from /sys/block/mdN/md. */
 static int resolve_md(const char *md, struct nvt_nvme_target *t, struct nvt_err *err)
 {
-	char path[192], buf[128] = "";
+	char buf[128] = "";
 	uint64_t disks, chunk, size0 = 0;
 
-	snprintf(path, sizeof(path), "/sys/block/%s/md/level", md);
-	if (read_sys(path, buf, sizeof(buf)) || strcmp(buf, "raid0")) {
-		nvt_err_set(err, EINVAL,
-			    "%s is an md array of level %s: --engine nvme writes through md RAID0 "
-			    "only",
-			    md, buf[0] ? buf : "unknown");
+	if (nvt_sysfs_str(buf, sizeof(buf), "block/%s/md/level", md) || strcmp(buf, "raid0")) {
+		nvt_err_set(
+			err, EINVAL,
+			"%s is an md array of level %s: the nvme engine writes through md RAID0 "
+			"only",
+			md, buf[0] ? buf : "unknown");
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "/sys/block/%s/md/raid_disks", md);
-	if (read_sys_u64(path, &disks) || disks < 1 || disks > NVT_MAX_MEMBERS) {
+	if (nvt_sysfs_u64(&disks, "block/%s/md/raid_disks", md) || disks < 1 ||
+	    disks > NVT_MAX_MEMBERS) {
 		nvt_err_set(err, EINVAL, "%s: cannot read its member count (1 to %u supported)", md,
 			    NVT_MAX_MEMBERS);
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "/sys/block/%s/md/chunk_size", md);
-	if (read_sys_u64(path, &chunk) || !chunk || chunk % 4096) {
+	if (nvt_sysfs_u64(&chunk, "block/%s/md/chunk_size", md) || !chunk || chunk % 4096) {
 		nvt_err_set(err, EINVAL, "%s: chunk size unreadable or not a multiple of 4 KiB",
 			    md);
 		return -EINVAL;
@@ -123,21 +98,23 @@ static int resolve_md(const char *md, struct nvt_nvme_target *t, struct nvt_err 
 	for (unsigned i = 0; i < t->n; i++) {
 		char link[256], dev[64];
 		uint64_t off, size;
-		ssize_t k;
-		snprintf(path, sizeof(path), "/sys/block/%s/md/rd%u", md, i);
-		k = readlink(path, link, sizeof(link) - 1);
-		if (k <= 4) {
-			nvt_err_set(err, ENOENT, "%s: member %u is missing (%s)", md, i, path);
+		if (nvt_sysfs_link_name(link, sizeof(link), "block/%s/md/rd%u", md, i) ||
+		    strlen(link) <= 4) {
+			nvt_err_set(err, ENOENT, "%s: member %u is missing (/sys/block/%s/md/rd%u)",
+				    md, i, md, i);
 			return -ENOENT;
 		}
-		link[k] = 0;
 		snprintf(dev, sizeof(dev), "%.40s", link + 4); /* "dev-nvme0n1" */
-		snprintf(path, sizeof(path), "/sys/block/%s/md/dev-%s/offset", md, dev);
-		if (read_sys_u64(path, &off))
-			return nvt_err_set(err, ENOENT, "%s: cannot read %s", md, path), -ENOENT;
-		snprintf(path, sizeof(path), "/sys/block/%s/md/dev-%s/size", md, dev);
-		if (read_sys_u64(path, &size))
-			return nvt_err_set(err, ENOENT, "%s: cannot read %s", md, path), -ENOENT;
+		if (nvt_sysfs_u64(&off, "block/%s/md/dev-%s/offset", md, dev))
+			return nvt_err_set(err, ENOENT,
+					   "%s: cannot read /sys/block/%s/md/dev-%s/offset", md, md,
+					   dev),
+			       -ENOENT;
+		if (nvt_sysfs_u64(&size, "block/%s/md/dev-%s/size", md, dev))
+			return nvt_err_set(err, ENOENT,
+					   "%s: cannot read /sys/block/%s/md/dev-%s/size", md, md,
+					   dev),
+			       -ENOENT;
 		size = size * 1024 / chunk; /* whole chunks: md's zones */
 		if (i == 0)
 			size0 = size;
@@ -153,7 +130,7 @@ static int resolve_md(const char *md, struct nvt_nvme_target *t, struct nvt_err 
 		if (resolve_nvme(dev, &t->m[i], &(struct nvt_err){0})) {
 			nvt_err_set(err, EINVAL,
 				    "%s: member %s is not an NVMe namespace or a "
-				    "partition of one: --engine nvme cannot reach it",
+				    "partition of one: the nvme engine cannot reach it",
 				    md, dev);
 			return -EINVAL;
 		}
@@ -166,8 +143,7 @@ static int resolve_md(const char *md, struct nvt_nvme_target *t, struct nvt_err 
 int nvt_nvme_target_volume(int fd, const char *path, struct nvt_nvme_target *t, struct nvt_err *err)
 {
 	struct stat st;
-	char sys[96], link[512], name[32];
-	ssize_t k;
+	char name[32];
 
 	memset(t, 0, sizeof(*t));
 	t->file = true;
@@ -175,26 +151,23 @@ int nvt_nvme_target_volume(int fd, const char *path, struct nvt_nvme_target *t, 
 		nvt_err_set(err, EINVAL, "%s: not a regular file", path);
 		return -EINVAL;
 	}
-	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
-	k = readlink(sys, link, sizeof(link) - 1);
-	if (k <= 0) {
+	if (nvt_sysfs_blk_name(major(st.st_dev), minor(st.st_dev), name, sizeof(name))) {
 		nvt_err_set(err, ENODEV,
-			    "%s is not on a block device (%s missing): --engine nvme writes files "
-			    "on NVMe volumes only",
-			    path, sys);
+			    "%s is not on a block device (/sys/dev/block/%u:%u missing): the nvme "
+			    "engine writes files on NVMe volumes only",
+			    path, major(st.st_dev), minor(st.st_dev));
 		return -ENODEV;
 	}
-	link[k] = 0;
-	snprintf(name, sizeof(name), "%.31s", strrchr(link, '/') ? strrchr(link, '/') + 1 : link);
 	if (!strncmp(name, "md", 2))
 		return resolve_md(name, t, err);
 	t->n = 1;
 	if (resolve_nvme(name, &t->m[0], &(struct nvt_err){0})) {
-		nvt_err_set(err, EINVAL,
-			    "%s is on %s, which is not an NVMe namespace, a partition of one or an "
-			    "md RAID0 array over them: --engine nvme cannot reach its blocks (use "
-			    "--engine file)",
-			    path, name);
+		nvt_err_set(
+			err, EINVAL,
+			"%s is on %s, which is not an NVMe namespace, a partition of one or an "
+			"md RAID0 array over them: the nvme engine cannot reach its blocks (the "
+			"file engine can)",
+			path, name);
 		return -EINVAL;
 	}
 	snprintf(t->volume, sizeof(t->volume), "%s", name);
