@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "nvtape/player.h"
+#include "ring/pump.h"
 #include "ring/ring.h"
 #include "storage/engine.h"
 #include "util/sysutil.h"
@@ -27,16 +28,14 @@ struct nvt_player {
 	struct nvt_ring ring;
 	struct nvt_engine eng;
 	uint64_t valid, per_pass, total; /* bytes per pass; chunks per pass; chunks to read */
-	uint64_t issued, published;
-	uint8_t *done;
+	struct nvt_pump pump;            /* reads in order into the ring */
 	_Atomic uint64_t bytes_read;
 	_Atomic int stop;
 	_Atomic int failed;
 	_Atomic int ready; /* the prefill is done, or the reader gave up */
 	int open_rc;
-	uint64_t taken;    /* consumer: chunks taken by next() */
+	uint64_t taken; /* consumer: chunks taken by next() */
 	uint64_t t_read0, t_read_end, cpu_ns;
-	unsigned max_inflight;
 	pthread_t thread;
 	pthread_mutex_t lock; /* ready_cv */
 	pthread_cond_t ready_cv;
@@ -52,18 +51,6 @@ static uint64_t chunk_len(const struct nvt_player *p, uint64_t k)
 static uint64_t chunk_offset(const struct nvt_player *p, uint64_t k)
 {
 	return (k % p->per_pass) * p->o.chunk_bytes;
-}
-
-static int queue_read(struct nvt_player *p, uint64_t k, bool retry)
-{
-	struct nvt_io io = {.dir = NVT_IO_READ,
-			    .buf = nvt_ring_chunk(&p->ring, k),
-			    .len = (chunk_len(p, k) + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK,
-			    .offset = p->rec.data_offset + chunk_offset(p, k),
-			    .buf_index = (int)(k % p->ring.nchunks),
-			    .tag = k,
-			    .blocking = retry};
-	return p->eng.ops->queue(&p->eng, &io);
 }
 
 static void set_ready(struct nvt_player *p)
@@ -95,52 +82,42 @@ static void fail(struct nvt_player *p, int code, const char *fmt, ...)
 
 static void issue_reads(struct nvt_player *p)
 {
-	uint64_t tail = atomic_load(&p->ring.tail);
-
-	while (!atomic_load(&p->failed) && p->issued < p->total &&
-	       p->issued - tail < p->ring.nchunks && p->eng.inflight < p->eng.depth) {
-		if (queue_read(p, p->issued, false))
+	while (!atomic_load(&p->failed) && p->pump.queued < p->total &&
+	       nvt_pump_can_queue(&p->pump)) {
+		uint64_t k = p->pump.queued;
+		if (nvt_pump_queue(&p->pump, p->rec.data_offset + chunk_offset(p, k),
+				   chunk_len(p, k)))
 			break;
-		p->issued++;
-		if (p->eng.inflight > p->max_inflight)
-			p->max_inflight = p->eng.inflight;
 	}
 }
 
-/* A completed read: retried after EAGAIN, failed when short; true when it landed. */
-static bool read_done(struct nvt_player *p, uint64_t k, int64_t res)
+/* A read completed: true when it landed; a failed or short read stops the playback. */
+static bool read_done(struct nvt_player *p, const struct nvt_io_done *d)
 {
-	uint64_t need = chunk_len(p, k);
+	uint64_t k, need;
+	int rc = nvt_pump_complete(&p->pump, d, &k, &need);
 
-	if (res == -EAGAIN && !atomic_load(&p->failed) && queue_read(p, k, true) == 0)
-		return false; /* throttled: ask again */
-	if (res < (int64_t)need) {
-		fail(p, res < 0 ? (int)-res : EIO, "read of %llu bytes at offset %llu of %s%s%s: %s",
-		     (unsigned long long)need,
+	if (rc < 0)
+		fail(p, d->res < 0 ? (int)-d->res : EIO,
+		     "read of %llu bytes at offset %llu of %s%s%s: %s", (unsigned long long)need,
 		     (unsigned long long)(p->rec.data_offset + chunk_offset(p, k)),
 		     p->layout.path[0], p->eng.fault[0] ? " failed on " : "", p->eng.fault,
-		     res < 0 ? strerror((int)-res) : "short read");
-		return false;
-	}
-	p->done[k % p->ring.nchunks] = 1;
-	return true;
+		     d->res < 0 ? strerror((int)-d->res) : "short read");
+	return rc > 0;
 }
 
 static void publish_in_order(struct nvt_player *p)
 {
 	uint64_t prefill = p->total < p->ring.nchunks ? p->total : p->ring.nchunks;
+	uint64_t k, off, len;
 
-	while (!atomic_load(&p->failed) && p->published < p->issued &&
-	       p->done[p->published % p->ring.nchunks]) {
-		uint64_t k = p->published;
-		p->done[k % p->ring.nchunks] = 0;
-		nvt_ring_publish_flags(&p->ring, (uint32_t)chunk_len(p, k), 0);
-		p->published++;
-		atomic_fetch_add(&p->bytes_read, chunk_len(p, k));
+	while (!atomic_load(&p->failed) && nvt_pump_ready(&p->pump, &k, &off, &len)) {
+		nvt_pump_retire(&p->pump, 0);
+		atomic_fetch_add(&p->bytes_read, len);
 	}
-	if (p->published == p->total && !atomic_load(&p->ring.closed))
+	if (p->pump.retired == p->total && !nvt_ring_closed(&p->ring))
 		nvt_ring_close(&p->ring);
-	if (!atomic_load(&p->ready) && p->published >= prefill)
+	if (!atomic_load(&p->ready) && p->pump.retired >= prefill)
 		set_ready(p);
 }
 
@@ -150,8 +127,8 @@ static void read_loop(struct nvt_player *p)
 	uint64_t now = nvt_mono_ns(), t_progress = now;
 
 	p->t_read0 = now;
-	while (!atomic_load(&p->ring.aborted) && !atomic_load(&p->stop) &&
-	       !atomic_load(&p->failed) && !atomic_load(&p->ring.closed)) {
+	while (!nvt_ring_aborted(&p->ring) && !atomic_load(&p->stop) && !atomic_load(&p->failed) &&
+	       !nvt_ring_closed(&p->ring)) {
 		issue_reads(p);
 		if (p->eng.ops->submit(&p->eng) < 0)
 			fail(p, EIO, "io_uring submit failed");
@@ -160,7 +137,7 @@ static void read_loop(struct nvt_player *p)
 			fail(p, -n, "waiting for reads: %s", strerror(-n));
 		now = nvt_mono_ns();
 		for (int i = 0; i < n; i++)
-			if (d[i].tag != NVT_TAG_WAKE && read_done(p, d[i].tag, d[i].res))
+			if (read_done(p, &d[i]))
 				t_progress = p->t_read_end = now;
 		publish_in_order(p);
 		if (p->eng.inflight && now - t_progress > p->o.timeout_ns)
@@ -241,7 +218,7 @@ static int open_io(struct nvt_player *p, struct nvt_err *err)
 		return rc;
 	if (p->ring.notice[0] && p->o.notice)
 		p->o.notice(p->ring.notice, p->o.arg);
-	atomic_store(&p->ring.prod_waiting, 1); /* the reader wants every release */
+	nvt_ring_wake_on_release(&p->ring); /* the reader wants every release */
 	ep.path = p->layout.path[0];
 	ep.layout = &p->layout;
 	ep.qd = p->o.qd;
@@ -250,12 +227,10 @@ static int open_io(struct nvt_player *p, struct nvt_err *err)
 	ep.buf_bytes = p->o.chunk_bytes;
 	ep.nbufs = p->o.chunks;
 	ep.buf_phase = p->rec.data_offset;
-	ep.wake_fd = p->ring.prod_efd;
-	p->done = calloc(p->o.chunks, 1);
-	if (!p->done) {
-		nvt_err_set(err, ENOMEM, "out of memory");
-		return -ENOMEM;
-	}
+	ep.wake_fd = nvt_ring_producer_fd(&p->ring);
+	rc = nvt_pump_init(&p->pump, &p->ring, &p->eng, NVT_IO_READ, err);
+	if (rc)
+		return rc;
 	if (nvt_engine_open(&p->eng, nvt_engine_for(p->o.engine, &p->layout), &ep, err))
 		return -(err->code ? err->code : EIO);
 	return 0;
@@ -267,7 +242,7 @@ static void destroy(struct nvt_player *p)
 	nvt_ring_destroy(&p->ring);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->ready_cv);
-	free(p->done);
+	nvt_pump_free(&p->pump);
 	free(p->ev);
 	free(p);
 }
@@ -284,8 +259,9 @@ int nvt_player_open(const struct nvt_play_opts *o, struct nvt_player **out, stru
 	}
 	if (o->chunk_bytes < NVT_BLOCK || o->chunk_bytes % NVT_BLOCK || o->chunks < 2 ||
 	    o->qd < 1 || o->timeout_ns == 0) {
-		nvt_err_param(err, "chunk size must be a multiple of 4 KiB, with at least 2 chunks, "
-				   "a queue depth of at least 1 and a stall timeout");
+		nvt_err_param(err,
+			      "chunk size must be a multiple of 4 KiB, with at least 2 chunks, "
+			      "a queue depth of at least 1 and a stall timeout");
 		return -EINVAL;
 	}
 	p = calloc(1, sizeof(*p));
@@ -295,7 +271,7 @@ int nvt_player_open(const struct nvt_play_opts *o, struct nvt_player **out, stru
 	}
 	nvt_play_opts_init(&p->o);
 	memcpy(&p->o, o, o->struct_size);
-	p->ring.prod_efd = p->ring.cons_efd = -1;
+	nvt_ring_init(&p->ring);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->ready_cv, NULL);
 	rc = open_recording(p, err);
@@ -335,40 +311,31 @@ int nvt_player_drops(const struct nvt_player *p, const struct nvt_drop_event **e
 	return 0;
 }
 
-static void wait_published(struct nvt_player *p)
-{
-	struct pollfd pfd = {.fd = p->ring.cons_efd, .events = POLLIN};
-	uint64_t v;
-
-	if (poll(&pfd, 1, 100) > 0 && read(p->ring.cons_efd, &v, sizeof(v)) < 0)
-		return;
-}
-
 int nvt_player_next(struct nvt_player *p, struct nvt_chunk *c, unsigned flags)
 {
 	for (;;) {
 		if (p->taken < nvt_ring_published(&p->ring)) {
 			uint64_t k = p->taken++;
 			c->data = nvt_ring_chunk(&p->ring, k);
-			c->bytes = p->ring.fill[k % p->ring.nchunks];
+			c->bytes = nvt_ring_len(&p->ring, k);
 			c->offset = chunk_offset(p, k);
 			c->pass = k / p->per_pass;
 			return 0;
 		}
-		if (atomic_load(&p->ring.closed) && p->taken == nvt_ring_published(&p->ring)) {
+		if (nvt_ring_closed(&p->ring) && p->taken == nvt_ring_published(&p->ring)) {
 			if (atomic_load(&p->failed))
 				return -(p->err.code ? p->err.code : EIO);
 			return atomic_load(&p->stop) ? -ECANCELED : -ENODATA;
 		}
 		if (flags & NVT_NEXT_NOWAIT)
 			return -EAGAIN;
-		wait_published(p);
+		nvt_ring_wait_published(&p->ring, 100);
 	}
 }
 
 void nvt_player_release(struct nvt_player *p)
 {
-	if (atomic_load(&p->ring.tail) < p->taken)
+	if (nvt_ring_released(&p->ring) < p->taken)
 		nvt_ring_release(&p->ring);
 }
 
@@ -400,7 +367,7 @@ int nvt_player_close(struct nvt_player *p, struct nvt_play_result *res)
 		res->read_seconds =
 			p->t_read_end > p->t_read0 ? (p->t_read_end - p->t_read0) / 1e9 : 0;
 		res->read_cpu_ns = p->cpu_ns;
-		res->max_inflight = p->max_inflight;
+		res->max_inflight = p->pump.max_inflight;
 		if (p->err.code && !res->err.code)
 			res->err = p->err;
 	}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "control/recorder_int.h"
+#include "ring/pump.h"
 #include "format/lifecycle.h"
 #include "util/sysutil.h"
 
@@ -71,9 +72,9 @@ void nvt_rec_fill_stats(struct nvt_recorder *r, struct nvt_record_stats *st, uin
 	pthread_mutex_unlock(&r->ev_lock);
 	st->drop_events += (uint64_t)atomic_load(&r->pending_event);
 	st->inflight = r->eng.inflight;
-	st->max_inflight = r->max_inflight;
+	st->max_inflight = r->pump.max_inflight;
 	st->ring_fill = nvt_ring_fill(&r->ring);
-	st->ring_hwm = atomic_load(&r->ring.hwm);
+	st->ring_hwm = nvt_ring_hwm(&r->ring);
 	st->ring_chunks = r->ring.nchunks;
 	st->checkpoints = r->rec.checkpoints;
 	st->final = final;
@@ -93,73 +94,48 @@ static void extend_ahead(struct nvt_recorder *r, uint64_t end)
 	r->prealloc_end += EXTEND_STEP;
 }
 
-/* The write of chunk k (its slot's offset and length already set). */
-static int queue_chunk(struct nvt_recorder *r, uint64_t k, bool retry)
-{
-	unsigned slot = (unsigned)(k % r->ring.nchunks);
-	struct nvt_io io = {.dir = NVT_IO_WRITE,
-			    .buf = nvt_ring_chunk(&r->ring, k),
-			    .len = align_up(r->slot_len[slot], NVT_BLOCK),
-			    .offset = NVT_HEADER_SIZE + r->slot_off[slot],
-			    .buf_index = (int)slot,
-			    .tag = k,
-			    .blocking = retry};
-
-	extend_ahead(r, io.offset + io.len);
-	return r->eng.ops->queue(&r->eng, &io);
-}
-
 static void issue_writes(struct nvt_recorder *r)
 {
-	uint64_t head = nvt_ring_published(&r->ring);
-
-	while (!atomic_load(&r->failed) && r->issued < head && r->eng.inflight < r->eng.depth) {
-		unsigned slot = (unsigned)(r->issued % r->ring.nchunks);
-		uint64_t len = r->ring.fill[slot];
-		r->slot_off[slot] = r->issue_off;
-		r->slot_len[slot] = len;
-		if (queue_chunk(r, r->issued, false))
+	while (!atomic_load(&r->failed) && nvt_pump_can_queue(&r->pump)) {
+		uint64_t len = nvt_pump_next_len(&r->pump);
+		uint64_t off = NVT_HEADER_SIZE + r->issue_off;
+		extend_ahead(r, off + align_up(len, NVT_BLOCK));
+		if (nvt_pump_queue(&r->pump, off, len))
 			break;
 		r->issue_off += len;
-		r->issued++;
-		if (r->eng.inflight > r->max_inflight)
-			r->max_inflight = r->eng.inflight;
 	}
 }
 
-static void handle_write(struct nvt_recorder *r, uint64_t k, int64_t res)
+static void write_failed(struct nvt_recorder *r, uint64_t k, uint64_t len, int64_t res)
 {
-	unsigned slot = (unsigned)(k % r->ring.nchunks);
-	uint64_t want = align_up(r->slot_len[slot], NVT_BLOCK);
+	unsigned long long want = align_up(len, NVT_BLOCK);
+	unsigned long long off = r->pump.off[k % r->ring.nchunks];
 
-	/* a throttled block layer may answer a non-blocking attempt with EAGAIN: ask again */
-	if (res == -EAGAIN && !atomic_load(&r->failed) && queue_chunk(r, k, true) == 0) {
-		return;
-	}
-	if (res != (int64_t)want) {
-		unsigned long long off = NVT_HEADER_SIZE + r->slot_off[slot];
-		if (res == -ENOSPC || (res >= 0 && res < (int64_t)want))
-			nvt_rec_fail(r, NVT_STOP_NO_SPACE, ENOSPC,
+	if (res == -ENOSPC || (res >= 0 && (uint64_t)res < want))
+		nvt_rec_fail(r, NVT_STOP_NO_SPACE, ENOSPC,
 			     "no space left on the device: the write of %llu bytes at offset %llu "
 			     "%s; everything before it is kept",
-			     (unsigned long long)want, off,
-			     res < 0 ? "failed with ENOSPC" : "was cut short");
-		else
-			nvt_rec_fail(r, NVT_STOP_IO_ERROR, res < 0 ? (int)-res : EIO,
+			     want, off, res < 0 ? "failed with ENOSPC" : "was cut short");
+	else
+		nvt_rec_fail(r, NVT_STOP_IO_ERROR, res < 0 ? (int)-res : EIO,
 			     "write of %llu bytes at offset %llu failed%s%s%s: %s; everything "
 			     "written before it is kept",
-			     (unsigned long long)want, off, r->eng.fault[0] ? " on " : "",
-			     r->eng.fault, r->eng.fault[0] ? " (that drive failed)" : "",
+			     want, off, r->eng.fault[0] ? " on " : "", r->eng.fault,
+			     r->eng.fault[0] ? " (that drive failed)" : "",
 			     res < 0 ? strerror((int)-res) : "short write");
-		return;
-	}
-	r->slot_done[slot] = 1;
-	while (r->released < r->issued && r->slot_done[r->released % r->ring.nchunks]) {
-		unsigned s = (unsigned)(r->released % r->ring.nchunks);
-		r->slot_done[s] = 0;
-		r->written += r->slot_len[s];
-		r->released++;
-		nvt_ring_release(&r->ring);
+}
+
+/* A write completed: failures stop the recording; landed chunks go back in order. */
+static void handle_write(struct nvt_recorder *r, const struct nvt_io_done *d)
+{
+	uint64_t k, len, off;
+	int rc = nvt_pump_complete(&r->pump, d, &k, &len);
+
+	if (rc < 0)
+		write_failed(r, k, len, d->res);
+	while (nvt_pump_ready(&r->pump, &k, &off, &len)) {
+		r->written += len;
+		nvt_pump_retire(&r->pump, 0);
 	}
 }
 
@@ -185,8 +161,8 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 				    .buf_index = -1,
 				    .tag = TAG_HDR};
 		if (res < 0) {
-			nvt_rec_fail(r, NVT_STOP_IO_ERROR, (int)-res, "fdatasync for the checkpoint: %s",
-			     strerror((int)-res));
+			nvt_rec_fail(r, NVT_STOP_IO_ERROR, (int)-res,
+				     "fdatasync for the checkpoint: %s", strerror((int)-res));
 			r->ckpt_busy = false;
 			return;
 		}
@@ -201,8 +177,9 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 	}
 	r->ckpt_busy = false;
 	if (res != NVT_HEADER_SIZE) {
-		nvt_rec_fail(r, NVT_STOP_IO_ERROR, res < 0 ? (int)-res : EIO, "checkpoint header write: %s",
-		     res < 0 ? strerror((int)-res) : "short write");
+		nvt_rec_fail(r, NVT_STOP_IO_ERROR, res < 0 ? (int)-res : EIO,
+			     "checkpoint header write: %s",
+			     res < 0 ? strerror((int)-res) : "short write");
 		return;
 	}
 	r->durable = r->ckpt_target; /* durable on the next sync; the header says so already */
@@ -228,7 +205,7 @@ static void run_loop(struct nvt_recorder *r)
 			nvt_rec_fail(r, NVT_STOP_IO_ERROR, EIO, "io_uring submit failed");
 		if (r->eng.inflight == 0 &&
 		    (atomic_load(&r->failed) ||
-		     (atomic_load(&r->ring.closed) && r->issued == nvt_ring_published(&r->ring))))
+		     (nvt_ring_closed(&r->ring) && r->pump.queued == nvt_ring_published(&r->ring))))
 			break;
 		if (atomic_load(&r->failed) && drain_deadline && now > drain_deadline)
 			break; /* storage does not complete: give up the drain */
@@ -247,7 +224,8 @@ static void run_loop(struct nvt_recorder *r)
 		int64_t wait = wake > now + 1000000 ? (int64_t)(wake - now) : 1000000;
 		int n = r->eng.ops->reap(&r->eng, done, 64, wait);
 		if (n < 0 && !atomic_load(&r->failed))
-			nvt_rec_fail(r, NVT_STOP_IO_ERROR, -n, "waiting for completions: %s", strerror(-n));
+			nvt_rec_fail(r, NVT_STOP_IO_ERROR, -n, "waiting for completions: %s",
+				     strerror(-n));
 		now = nvt_mono_ns();
 		for (int i = 0; i < n; i++) {
 			if (done[i].tag == NVT_TAG_WAKE)
@@ -257,7 +235,7 @@ static void run_loop(struct nvt_recorder *r)
 				continue;
 			}
 			t_progress = now;
-			handle_write(r, done[i].tag, done[i].res);
+			handle_write(r, &done[i]);
 		}
 		uint64_t produced = atomic_load(&r->produced);
 		if (produced != last_produced) {
@@ -268,14 +246,17 @@ static void run_loop(struct nvt_recorder *r)
 			double s = (double)o->timeout_ns / 1e9;
 			if (r->eng.inflight)
 				nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
-				     "recording stalled: storage completed no write for %.1f s (%u "
-				     "writes in flight; drive hung or far slower than expected?)",
-				     s, r->eng.inflight);
+					     "recording stalled: storage completed no write for "
+					     "%.1f s (%u "
+					     "writes in flight; drive hung or far slower than "
+					     "expected?)",
+					     s, r->eng.inflight);
 			else
 				nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
-				     "recording stalled: the %s source produced no data for %.1f s "
-				     "(input idle?)",
-				     r->rec.source_name, s);
+					     "recording stalled: the %s source produced no data "
+					     "for %.1f s "
+					     "(input idle?)",
+					     r->rec.source_name, s);
 		}
 		if (atomic_load(&r->failed) && !drain_deadline)
 			drain_deadline = now + o->timeout_ns;
@@ -315,10 +296,10 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 		struct nvt_drop_event *grown = realloc(ev, (kept + 1) * sizeof(*ev));
 		if (grown) {
 			ev = grown;
-			ev[kept++] = (struct nvt_drop_event){
-				.data_offset = r->written,
-				.beats = after,
-				.time_ns = nvt_mono_ns() - atomic_load(&r->t0_mono)};
+			ev[kept++] = (struct nvt_drop_event){.data_offset = r->written,
+							     .beats = after,
+							     .time_ns = nvt_mono_ns() -
+									atomic_load(&r->t0_mono)};
 		}
 		total += after;
 	}
@@ -350,19 +331,21 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 				end = off + used;
 			} else {
 				nvt_rec_notice(r,
-				       "the drop index could not be written (%s); the header still "
-				       "counts %llu drops",
-				       ierr.msg, (unsigned long long)r->rec.drop_count);
+					       "the drop index could not be written (%s); the "
+					       "header still "
+					       "counts %llu drops",
+					       ierr.msg, (unsigned long long)r->rec.drop_count);
 			}
 			free(buf);
 		}
 		rc = r->eng.ops->truncate(&r->eng, end, err);
 	}
 	if (stuck)
-		nvt_rec_notice(r,
-		       "%u writes never completed: the header accounts for the %llu bytes written "
-		       "before them",
-		       r->eng.inflight, (unsigned long long)r->written);
+		nvt_rec_notice(
+			r,
+			"%u writes never completed: the header accounts for the %llu bytes written "
+			"before them",
+			r->eng.inflight, (unsigned long long)r->written);
 	free(ev);
 	nvt_recording_finish(&r->rec, r->written, atomic_load(&r->failed), nvt_real_ns());
 	nvt_recording_encode(&r->rec, r->hdr);
@@ -373,16 +356,11 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	return rc;
 }
 
-
 /* After a failure the loop ends before the producer is done: wait for its close. */
 static void wait_producer_closed(struct nvt_recorder *r)
 {
-	struct pollfd pfd = {.fd = r->ring.cons_efd, .events = POLLIN};
-	uint64_t v;
-
-	while (!atomic_load(&r->ring.closed))
-		if (poll(&pfd, 1, 100) > 0 && read(r->ring.cons_efd, &v, sizeof(v)) < 0)
-			break;
+	while (!nvt_ring_closed(&r->ring))
+		nvt_ring_wait_published(&r->ring, 100);
 }
 
 static void finish(struct nvt_recorder *r)

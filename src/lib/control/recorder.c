@@ -191,7 +191,7 @@ static int open_engine(struct nvt_recorder *r, uint64_t reserve, struct nvt_err 
 	ep.buf_bytes = r->o.chunk_bytes;
 	ep.nbufs = r->o.chunks;
 	ep.buf_phase = NVT_HEADER_SIZE;
-	ep.wake_fd = r->ring.cons_efd;
+	ep.wake_fd = nvt_ring_consumer_fd(&r->ring);
 	if (nvt_engine_open(&r->eng, nvt_engine_for(r->o.engine, &r->layout), &ep, err))
 		return -(err->code ? err->code : EIO);
 	char note[512];
@@ -252,11 +252,10 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 	}
 	if (rc)
 		return rc;
-	r->slot_off = calloc(r->o.chunks, sizeof(*r->slot_off));
-	r->slot_len = calloc(r->o.chunks, sizeof(*r->slot_len));
-	r->slot_done = calloc(r->o.chunks, 1);
-	if (!r->slot_off || !r->slot_len || !r->slot_done ||
-	    posix_memalign(&r->hdr, NVT_BLOCK, NVT_HEADER_SIZE) ||
+	rc = nvt_pump_init(&r->pump, &r->ring, &r->eng, NVT_IO_WRITE, err);
+	if (rc)
+		return rc;
+	if (posix_memalign(&r->hdr, NVT_BLOCK, NVT_HEADER_SIZE) ||
 	    posix_memalign(&r->ckpt_hdr, NVT_BLOCK, NVT_HEADER_SIZE)) {
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
@@ -274,9 +273,7 @@ static void destroy(struct nvt_recorder *r)
 	pthread_mutex_destroy(&r->open_lock);
 	pthread_cond_destroy(&r->open_cv);
 	free(r->ev);
-	free(r->slot_off);
-	free(r->slot_len);
-	free(r->slot_done);
+	nvt_pump_free(&r->pump);
 	free(r->hdr);
 	free(r->ckpt_hdr);
 	free(r);
@@ -298,7 +295,7 @@ int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out
 		return -ENOMEM;
 	}
 	memcpy(&r->o, o, o->struct_size);
-	r->ring.prod_efd = r->ring.cons_efd = -1;
+	nvt_ring_init(&r->ring);
 	pthread_mutex_init(&r->ev_lock, NULL);
 	pthread_mutex_init(&r->open_lock, NULL);
 	pthread_cond_init(&r->open_cv, NULL);
@@ -429,14 +426,12 @@ void *nvt_recorder_acquire(struct nvt_recorder *r, size_t *room, unsigned flags)
 		atomic_store(&r->stopping, 1);
 	}
 	while (!r->cur) {
-		if (atomic_load(&r->stopping) || atomic_load(&r->ring.aborted)) {
+		if (atomic_load(&r->stopping) || nvt_ring_aborted(&r->ring)) {
 			errno = ECANCELED;
 			return NULL;
 		}
 		if (nvt_ring_can_produce(&r->ring)) {
-			r->cur = nvt_ring_chunk(
-				&r->ring,
-				atomic_load_explicit(&r->ring.head, memory_order_relaxed));
+			r->cur = nvt_ring_next_free(&r->ring);
 			r->cur_fill = 0;
 			break;
 		}

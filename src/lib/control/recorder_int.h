@@ -8,11 +8,12 @@
 #include <stdatomic.h>
 
 #include "nvtape/recorder.h"
+#include "ring/pump.h"
 #include "ring/ring.h"
 #include "storage/engine.h"
 
 struct nvt_recorder {
-	struct nvt_record_opts o; /* the caller's options (its strings must outlive close) */
+	struct nvt_record_opts o;     /* the caller's options (its strings must outlive close) */
 	struct nvt_record_result res; /* filled as the recording ends, copied out by close */
 	struct nvt_ring ring;
 	struct nvt_engine eng;
@@ -29,12 +30,12 @@ struct nvt_recorder {
 	bool limit_hit;
 
 	/* shared between the producer, the I/O thread and stats() */
-	_Atomic uint64_t produced;  /* bytes committed into chunks, published or not */
-	_Atomic uint64_t drops;     /* units dropped */
-	_Atomic uint64_t t0_mono;   /* first commit or drop (0 until then) */
-	_Atomic int pending_event;  /* pending_drop != 0 */
-	_Atomic int stop_req;       /* stop() or a signal */
-	_Atomic int stopping;       /* acquire() refuses from now on */
+	_Atomic uint64_t produced; /* bytes committed into chunks, published or not */
+	_Atomic uint64_t drops;    /* units dropped */
+	_Atomic uint64_t t0_mono;  /* first commit or drop (0 until then) */
+	_Atomic int pending_event; /* pending_drop != 0 */
+	_Atomic int stop_req;      /* stop() or a signal */
+	_Atomic int stopping;      /* acquire() refuses from now on */
 	uint64_t t0_real;
 	pthread_mutex_t ev_lock; /* drop events, appended by the producer */
 	struct nvt_drop_event *ev;
@@ -48,9 +49,8 @@ struct nvt_recorder {
 	int open_rc;
 	uint64_t t_end;
 	void *hdr, *ckpt_hdr; /* 4 KiB aligned header images (sync / checkpoint writes) */
-	uint64_t *slot_off, *slot_len;
-	uint8_t *slot_done;
-	uint64_t issued, released, issue_off, written, durable;
+	struct nvt_pump pump; /* chunk writes in order */
+	uint64_t issue_off, written, durable;
 	uint64_t prealloc_end;
 	bool extend; /* reserve ahead (size unknown) */
 	_Atomic int failed;
@@ -58,15 +58,14 @@ struct nvt_recorder {
 	enum nvt_stop_reason reason;
 	bool ckpt_busy;
 	uint64_t ckpt_target, ckpt_last;
-	unsigned max_inflight;
 	uint64_t io_cpu_ns;
 	struct nvt_err err;
 };
 
 void nvt_rec_notice(struct nvt_recorder *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void nvt_rec_fail(struct nvt_recorder *r, enum nvt_stop_reason reason, int code,
-		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void nvt_rec_fail(struct nvt_recorder *r, enum nvt_stop_reason reason, int code, const char *fmt,
+		  ...) __attribute__((format(printf, 4, 5)));
 void *nvt_rec_io_thread(void *arg);
 /* The I/O thread's first duty: checks, ring, engine, space, first header; tells the opener. */
 int nvt_rec_setup(struct nvt_recorder *r);

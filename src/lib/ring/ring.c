@@ -172,3 +172,17 @@ void nvt_ring_wake_producer(struct nvt_ring *r)
 {
 	efd_signal(r->prod_efd);
 }
+
+void nvt_ring_init(struct nvt_ring *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->prod_efd = r->cons_efd = -1;
+}
+
+void nvt_ring_wait_published(struct nvt_ring *r, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = r->cons_efd, .events = POLLIN};
+
+	if (poll(&pfd, 1, timeout_ms) > 0)
+		efd_drain(r->cons_efd);
+}
