@@ -88,9 +88,10 @@ struct __attribute__((packed)) nvt_header {
 	uint32_t drive_count;   /* 256 drives identified below (0: not written by passthrough) */
 	uint32_t io_path;       /* 260 enum nvt_io_path */
 	struct nvt_drive_id drive[NVT_MAX_DRIVES]; /* 264 the namespaces written, in order */
-	char source_name[16]; /* 1544 the source's registered name ("tpg", "stdin", ...), NUL-padded */
-	uint8_t reserved[2532];                    /* 1560 zero */
-	uint32_t header_crc;                       /* 4092 CRC32C of bytes 0..4091 */
+	char source_name[16]; /* 1544 the source's registered name ("tpg", "stdin", ...), NUL-padded
+			       */
+	uint8_t reserved[2532]; /* 1560 zero */
+	uint32_t header_crc;    /* 4092 CRC32C of bytes 0..4091 */
 };
 _Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SIZE, "nvt_header must be 4096 bytes");
 _Static_assert(offsetof(struct nvt_header, hostname) == 144, "nvt_header layout");

@@ -54,9 +54,9 @@ struct nvt_record_opts {
 	uint32_t unit_bytes;     /* push API: bytes of one stream unit; drops count units (1) */
 	uint32_t source_kind;    /* push API: header source kind (NVT_SRC_API) */
 	const char *source_name; /* push API: stored in the header ("api") */
-	bool producer_times_duration; /* the producer stops itself at duration_ns (a paced
-				       * source emits exactly what was due); the recorder only
-				       * sizes the reservation with it */
+	bool producer_times_duration;           /* the producer stops itself at duration_ns (a paced
+						 * source emits exactly what was due); the recorder only
+						 * sizes the reservation with it */
 	const volatile sig_atomic_t *interrupt; /* set by a signal handler: stop cleanly */
 	void (*progress)(const struct nvt_record_stats *st, void *arg); /* I/O thread */
 	void (*notice)(const char *msg, void *arg); /* one-time notes (hugepages, ...) */

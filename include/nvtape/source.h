@@ -39,8 +39,9 @@ struct nvt_source_ops {
 	const char *name; /* registry name, [a-z0-9_-], at most 15 characters */
 	const char *help; /* one line */
 	uint32_t kind;    /* enum nvt_source_kind stored in the header */
-	uint32_t unit_bytes; /* stream unit (16 = test-pattern beat, 1 = bytes): drops count units */
-	unsigned caps;    /* NVT_SOURCE_* */
+	uint32_t
+		unit_bytes; /* stream unit (16 = test-pattern beat, 1 = bytes): drops count units */
+	unsigned caps;      /* NVT_SOURCE_* */
 	/* optional: refuse arguments before anything is opened (nvt_err_param) */
 	int (*check)(const struct nvt_source_args *a, struct nvt_err *err);
 	/* the source thread's body: acquire / commit / drop until acquire() returns NULL with

@@ -62,15 +62,14 @@ static void *source_thread(void *arg)
 	return NULL;
 }
 
-static int find_source(const struct nvt_record_opts *o, struct source_run *s,
-		       struct nvt_err *err)
+static int find_source(const struct nvt_record_opts *o, struct source_run *s, struct nvt_err *err)
 {
 	const char *colon;
 
 	s->ops = nvt_source_find(o->source);
 	if (!s->ops) {
-		nvt_err_param(err, "unknown source \"%s\" (sources: %s)", o->source ? o->source : "",
-			      nvt_source_names());
+		nvt_err_param(err, "unknown source \"%s\" (sources: %s)",
+			      o->source ? o->source : "", nvt_source_names());
 		return -EINVAL;
 	}
 	colon = strchr(o->source, ':');

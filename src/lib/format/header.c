@@ -207,7 +207,7 @@ int nvt_header_decode(const void *buf, size_t len, struct nvt_recording *rec, st
 		nvt_drive_from_id(&rec->drive[i], &h->drive[i]);
 	take_str(rec->hostname, sizeof(rec->hostname), h->hostname, sizeof(h->hostname));
 	take_str(rec->writer, sizeof(rec->writer), h->writer, sizeof(h->writer));
-	take_str(rec->source_name, sizeof(rec->source_name), h->source_name, sizeof(h->source_name));
+	take_str(rec->source_name, sizeof(rec->source_name), h->source_name,
+		 sizeof(h->source_name));
 	return 0;
 }
-

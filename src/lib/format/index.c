@@ -83,4 +83,3 @@ int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **evp, u
 	}
 	return 0;
 }
-

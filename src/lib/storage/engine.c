@@ -86,7 +86,8 @@ const char *nvt_engine_fixed_bufs_note(const struct nvt_engine *e, uint64_t ring
 		if (rl.rlim_cur == RLIM_INFINITY)
 			snprintf(lim, sizeof(lim), "unlimited");
 		else
-			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur >> 10);
+			snprintf(lim, sizeof(lim), "%llu KiB",
+				 (unsigned long long)rl.rlim_cur >> 10);
 	}
 	snprintf(buf, cap,
 		 "fixed buffers are off: io_uring could not register the %llu MiB ring as fixed "
@@ -105,8 +106,7 @@ int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_eng
 
 	memset(e, 0, sizeof(*e));
 	if (!ops) {
-		nvt_err_param(err, "unknown engine \"%s\" (engines: %s)", name,
-			      nvt_engine_names());
+		nvt_err_param(err, "unknown engine \"%s\" (engines: %s)", name, nvt_engine_names());
 		return -EINVAL;
 	}
 	e->ops = ops;

@@ -9,7 +9,8 @@
 
 #define MAX_SINKS 32
 
-static const struct nvt_sink_ops *sinks[MAX_SINKS] = {&nvt_sink_checker, &nvt_sink_stdout, &nvt_sink_null};
+static const struct nvt_sink_ops *sinks[MAX_SINKS] = {&nvt_sink_checker, &nvt_sink_stdout,
+						      &nvt_sink_null};
 static unsigned nsinks = 3;
 
 static size_t name_len(const char *name)

@@ -31,7 +31,7 @@ struct nvt_sink_frame {
 	uint64_t end_mono;
 	/* results, valid after join */
 	uint64_t cpu_ns;
-	bool finished; /* consumed everything the player read */
+	bool finished;    /* consumed everything the player read */
 	_Atomic int done; /* the sink thread has ended */
 	struct nvt_err err;
 	pthread_t thread;

@@ -26,8 +26,9 @@ static int stdout_consume(void *state, const uint8_t *buf, uint64_t bytes, uint6
 			if (errno == EINTR)
 				continue;
 			if (errno == EPIPE)
-				nvt_err_set(err, EPIPE,
-					    "the reader of standard output went away (broken pipe)");
+				nvt_err_set(
+					err, EPIPE,
+					"the reader of standard output went away (broken pipe)");
 			return -errno;
 		}
 		buf += n;
