@@ -34,6 +34,7 @@ static void sample(struct nvt_recording *r)
 	r->index_crc = 0xdeadbeef;
 	strcpy(r->hostname, "rig-7");
 	strcpy(r->writer, "nvtape 0.1.0");
+	strcpy(r->source_name, "dma_producer_x1");
 }
 
 static void test_crc32c_vector(void **state)
@@ -64,6 +65,7 @@ static void test_header_roundtrip(void **state)
 	assert_int_equal(b.index_crc, a.index_crc);
 	assert_int_equal(b.checkpoints, 7);
 	assert_string_equal(b.hostname, "rig-7");
+	assert_string_equal(b.source_name, "dma_producer_x1");
 	assert_string_equal(b.writer, "nvtape 0.1.0");
 }
 
