@@ -185,113 +185,146 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 	r->durable = r->ckpt_target; /* durable on the next sync; the header says so already */
 }
 
+/* The I/O loop's clocks: progress for the watchdog, the next stats call, the drain limit. */
+struct loop_time {
+	uint64_t now, t_progress, next_stats, drain_deadline, last_produced;
+};
+
+/* Sleep until a completion, a published chunk, a signal, or the next timed duty. */
+static int64_t wait_ns(const struct nvt_recorder *r, const struct loop_time *lt)
+{
+	const struct nvt_record_opts *o = &r->o;
+	uint64_t now = lt->now, wake = now + 1000000000ull;
+
+	if (o->stats_ns && lt->next_stats < wake)
+		wake = lt->next_stats;
+	if (!r->ckpt_busy && r->written > r->durable && r->ckpt_last + o->checkpoint_ns < wake)
+		wake = r->ckpt_last + o->checkpoint_ns;
+	if (!atomic_load(&r->failed) && lt->t_progress + o->timeout_ns + 1000000 < wake)
+		wake = lt->t_progress + o->timeout_ns + 1000000;
+	if (lt->drain_deadline && lt->drain_deadline < wake)
+		wake = lt->drain_deadline;
+	return wake > now + 1000000 ? (int64_t)(wake - now) : 1000000;
+}
+
+static void watchdog(struct nvt_recorder *r, struct loop_time *lt)
+{
+	uint64_t produced = atomic_load(&r->produced), timeout = r->o.timeout_ns;
+
+	if (produced != lt->last_produced) {
+		lt->last_produced = produced;
+		lt->t_progress = lt->now;
+	}
+	if (!atomic_load(&r->failed) && lt->now - lt->t_progress > timeout) {
+		if (r->eng.inflight)
+			nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
+				     "recording stalled: storage completed no write for %.1f s (%u "
+				     "writes in flight; drive hung or far slower than expected?)",
+				     timeout / 1e9, r->eng.inflight);
+		else
+			nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
+				     "recording stalled: the %s source produced no data for %.1f s "
+				     "(input idle?)",
+				     r->rec.source_name, timeout / 1e9);
+	}
+	if (atomic_load(&r->failed) && !lt->drain_deadline)
+		lt->drain_deadline = lt->now + timeout;
+}
+
+static void report_stats(struct nvt_recorder *r, struct loop_time *lt)
+{
+	const struct nvt_record_opts *o = &r->o;
+	struct nvt_record_stats st;
+
+	if (!o->stats_ns || lt->now < lt->next_stats || !o->progress)
+		return;
+	nvt_rec_fill_stats(r, &st, lt->now, false);
+	o->progress(&st, o->arg);
+	lt->next_stats += o->stats_ns;
+	if (lt->next_stats < lt->now)
+		lt->next_stats = lt->now + o->stats_ns;
+}
+
+static bool drained(struct nvt_recorder *r, const struct loop_time *lt)
+{
+	if (r->eng.inflight == 0 &&
+	    (atomic_load(&r->failed) ||
+	     (nvt_ring_closed(&r->ring) && r->pump.queued == nvt_ring_published(&r->ring))))
+		return true;
+	/* storage that does not complete: give up the drain */
+	return atomic_load(&r->failed) && lt->drain_deadline && lt->now > lt->drain_deadline;
+}
+
+static void reap(struct nvt_recorder *r, struct loop_time *lt)
+{
+	struct nvt_io_done done[64];
+	int n = r->eng.ops->reap(&r->eng, done, 64, wait_ns(r, lt));
+
+	if (n < 0 && !atomic_load(&r->failed))
+		nvt_rec_fail(r, NVT_STOP_IO_ERROR, -n, "waiting for completions: %s", strerror(-n));
+	lt->now = nvt_mono_ns();
+	for (int i = 0; i < n; i++) {
+		if (done[i].tag == NVT_TAG_WAKE)
+			continue;
+		if (done[i].tag == TAG_SYNC || done[i].tag == TAG_HDR) {
+			handle_ckpt(r, done[i].tag, done[i].res);
+			continue;
+		}
+		lt->t_progress = lt->now;
+		handle_write(r, &done[i]);
+	}
+}
+
 static void run_loop(struct nvt_recorder *r)
 {
 	const struct nvt_record_opts *o = &r->o;
-	struct nvt_io_done done[64];
-	uint64_t now = nvt_mono_ns(), t_progress = now, next_stats = now + o->stats_ns;
-	uint64_t last_produced = 0, drain_deadline = 0;
+	struct loop_time lt = {.now = nvt_mono_ns()};
 
-	r->ckpt_last = now;
+	lt.t_progress = lt.now;
+	lt.next_stats = lt.now + o->stats_ns;
+	r->ckpt_last = lt.now;
 	for (;;) {
-		now = nvt_mono_ns();
+		lt.now = nvt_mono_ns();
 		if (!r->signalled && o->interrupt && *o->interrupt) {
 			r->signalled = true;
 			nvt_recorder_stop(r);
 		}
 		issue_writes(r);
-		checkpoint_start(r, now);
+		checkpoint_start(r, lt.now);
 		if (r->eng.ops->submit(&r->eng) < 0 && !atomic_load(&r->failed))
 			nvt_rec_fail(r, NVT_STOP_IO_ERROR, EIO, "io_uring submit failed");
-		if (r->eng.inflight == 0 &&
-		    (atomic_load(&r->failed) ||
-		     (nvt_ring_closed(&r->ring) && r->pump.queued == nvt_ring_published(&r->ring))))
+		if (drained(r, &lt))
 			break;
-		if (atomic_load(&r->failed) && drain_deadline && now > drain_deadline)
-			break; /* storage does not complete: give up the drain */
-
-		/* sleep until a completion, a published chunk, a signal, or the next timed duty */
-		uint64_t wake = now + 1000000000ull;
-		if (o->stats_ns && next_stats < wake)
-			wake = next_stats;
-		if (!r->ckpt_busy && r->written > r->durable &&
-		    r->ckpt_last + o->checkpoint_ns < wake)
-			wake = r->ckpt_last + o->checkpoint_ns;
-		if (!atomic_load(&r->failed) && t_progress + o->timeout_ns + 1000000 < wake)
-			wake = t_progress + o->timeout_ns + 1000000;
-		if (drain_deadline && drain_deadline < wake)
-			wake = drain_deadline;
-		int64_t wait = wake > now + 1000000 ? (int64_t)(wake - now) : 1000000;
-		int n = r->eng.ops->reap(&r->eng, done, 64, wait);
-		if (n < 0 && !atomic_load(&r->failed))
-			nvt_rec_fail(r, NVT_STOP_IO_ERROR, -n, "waiting for completions: %s",
-				     strerror(-n));
-		now = nvt_mono_ns();
-		for (int i = 0; i < n; i++) {
-			if (done[i].tag == NVT_TAG_WAKE)
-				continue;
-			if (done[i].tag == TAG_SYNC || done[i].tag == TAG_HDR) {
-				handle_ckpt(r, done[i].tag, done[i].res);
-				continue;
-			}
-			t_progress = now;
-			handle_write(r, &done[i]);
-		}
-		uint64_t produced = atomic_load(&r->produced);
-		if (produced != last_produced) {
-			last_produced = produced;
-			t_progress = now;
-		}
-		if (!atomic_load(&r->failed) && now - t_progress > o->timeout_ns) {
-			double s = (double)o->timeout_ns / 1e9;
-			if (r->eng.inflight)
-				nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
-					     "recording stalled: storage completed no write for "
-					     "%.1f s (%u "
-					     "writes in flight; drive hung or far slower than "
-					     "expected?)",
-					     s, r->eng.inflight);
-			else
-				nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
-					     "recording stalled: the %s source produced no data "
-					     "for %.1f s "
-					     "(input idle?)",
-					     r->rec.source_name, s);
-		}
-		if (atomic_load(&r->failed) && !drain_deadline)
-			drain_deadline = now + o->timeout_ns;
-		if (o->stats_ns && now >= next_stats && o->progress) {
-			struct nvt_record_stats st;
-			nvt_rec_fill_stats(r, &st, now, false);
-			o->progress(&st, o->arg);
-			next_stats += o->stats_ns;
-			if (next_stats < now)
-				next_stats = now + o->stats_ns;
-		}
+		reap(r, &lt);
+		watchdog(r, &lt);
+		report_stats(r, &lt);
 	}
 }
 
-/* Write index, trim, rewrite the header as complete, make it durable. */
-int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
+static uint64_t add_sat(uint64_t a, uint64_t b)
 {
-	uint64_t nev = 0, kept = 0, end;
-	struct nvt_drop_event *ev = nvt_rec_drop_events(r, &nev);
-	int rc;
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
-	/* Beats the source emitted that are not in the file: drops inside the data keep their
-	 * events; drops after the last written beat, and filled chunks a failed storage never
-	 * wrote, become one event at the end of the data. drop_count is the sum of the events. */
+/* The drop events the index keeps. Units the producer lost that are not in the file: drops
+ * inside the data keep their events; drops after the last written unit, and filled chunks a
+ * failed storage never wrote, become one event at the end of the data. drop_count is the sum
+ * of the events. *ev is malloc'ed (NULL when there are none). */
+static uint64_t settle_events(struct nvt_recorder *r, struct nvt_drop_event **evp)
+{
+	uint64_t nev = 0, kept = 0, after = 0, total = 0;
+	struct nvt_drop_event *ev = nvt_rec_drop_events(r, &nev);
 	uint64_t unwritten = (atomic_load(&r->produced) - r->written) / r->rec.beat_bytes;
-	uint64_t after = 0, total = 0;
+
 	for (uint64_t i = 0; i < nev; i++) {
 		if (ev[i].data_offset < r->written) {
-			total += ev[i].beats;
+			total = add_sat(total, ev[i].beats);
 			ev[kept++] = ev[i];
 		} else {
-			after += ev[i].beats;
+			after = add_sat(after, ev[i].beats);
 		}
 	}
-	after += unwritten;
+	after = add_sat(after, unwritten);
 	if (after) {
 		struct nvt_drop_event *grown = realloc(ev, (kept + 1) * sizeof(*ev));
 		if (grown) {
@@ -301,51 +334,72 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 							     .time_ns = nvt_mono_ns() -
 									atomic_load(&r->t0_mono)};
 		}
-		total += after;
+		total = add_sat(total, after);
 	}
 	r->res.lost_unwritten = unwritten;
 	r->rec.drop_count = total;
 	r->rec.drop_events = kept;
+	*evp = ev;
+	return kept;
+}
+
+/* The index at off; *end moves past it when it was written. */
+static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev, uint64_t n,
+			uint64_t off, uint64_t *end)
+{
+	size_t cap = align_up(sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
+				      n * sizeof(*ev),
+			      NVT_BLOCK);
+	struct nvt_err ierr = {0};
+	void *buf = NULL;
+	uint64_t used;
+	uint32_t crc;
+	long padded;
+
+	if (posix_memalign(&buf, NVT_BLOCK, cap)) {
+		nvt_rec_notice(r,
+			       "the drop index could not be written (out of memory); the header "
+			       "still counts %llu drops",
+			       (unsigned long long)r->rec.drop_count);
+		return;
+	}
+	padded = nvt_index_encode(ev, n, buf, cap, &used, &crc);
+	if (padded > 0 && r->eng.ops->write_sync(&r->eng, buf, (uint64_t)padded, off, &ierr) == 0) {
+		r->rec.index_offset = off;
+		r->rec.index_bytes = used;
+		r->rec.index_crc = crc;
+		*end = off + used;
+	} else {
+		nvt_rec_notice(r,
+			       "the drop index could not be written (%s); the header still counts "
+			       "%llu drops",
+			       ierr.msg, (unsigned long long)r->rec.drop_count);
+	}
+	free(buf);
+}
+
+/* Write index, trim, rewrite the header as complete, make it durable. */
+int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
+{
+	struct nvt_drop_event *ev = NULL;
+	uint64_t kept = settle_events(r, &ev), end = NVT_HEADER_SIZE + r->written;
 	/* Writes that never completed (a hung drive) still target the file: the index then goes
 	 * after every issued write, always, so that what lands late stays inside the accounted
 	 * length and below the index. */
 	bool stuck = r->eng.inflight > 0;
-	end = NVT_HEADER_SIZE + r->written;
-	rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end, err);
+	int rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end, err);
+
 	if (!rc && (kept || stuck) && r->o.format == NVT_FMT_NVTAPE) {
-		size_t cap = align_up(sizeof(struct nvt_index_header) +
-					      sizeof(struct nvt_index_record) + kept * sizeof(*ev),
-				      NVT_BLOCK);
-		void *buf = NULL;
-		uint64_t used;
-		uint32_t crc;
-		uint64_t off = align_up(stuck ? NVT_HEADER_SIZE + r->issue_off : end, NVT_BLOCK);
-		if (posix_memalign(&buf, NVT_BLOCK, cap) == 0) {
-			long padded = nvt_index_encode(ev, kept, buf, cap, &used, &crc);
-			struct nvt_err ierr = {0};
-			if (padded > 0 && r->eng.ops->write_sync(&r->eng, buf, (uint64_t)padded,
-								 off, &ierr) == 0) {
-				r->rec.index_offset = off;
-				r->rec.index_bytes = used;
-				r->rec.index_crc = crc;
-				end = off + used;
-			} else {
-				nvt_rec_notice(r,
-					       "the drop index could not be written (%s); the "
-					       "header still "
-					       "counts %llu drops",
-					       ierr.msg, (unsigned long long)r->rec.drop_count);
-			}
-			free(buf);
-		}
+		write_index(r, ev, kept,
+			    align_up(stuck ? NVT_HEADER_SIZE + r->issue_off : end, NVT_BLOCK),
+			    &end);
 		rc = r->eng.ops->truncate(&r->eng, end, err);
 	}
 	if (stuck)
-		nvt_rec_notice(
-			r,
-			"%u writes never completed: the header accounts for the %llu bytes written "
-			"before them",
-			r->eng.inflight, (unsigned long long)r->written);
+		nvt_rec_notice(r,
+			       "%u writes never completed: the header accounts for the %llu bytes "
+			       "written before them",
+			       r->eng.inflight, (unsigned long long)r->written);
 	free(ev);
 	nvt_recording_finish(&r->rec, r->written, atomic_load(&r->failed), nvt_real_ns());
 	nvt_recording_encode(&r->rec, r->hdr);
