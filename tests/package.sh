@@ -135,6 +135,15 @@ if [ -d "$top/examples" ]; then
 			build "example-$(basename "$ex" .c)" cc "$ex"
 	done
 fi
+# the example producer records through the installed library; the installed nvtape finds its
+# overflows at the positions the drop index records
+if [ -x "$tmp/example-dma_producer" ]; then
+	step "examples/dma_producer records through the installed library, drops indexed" bash -c \
+		"'$tmp/example-dma_producer' '$tmp/dma.nvt' 50 1 300 >'$tmp/dma.out'; [ \$? = 2 ] &&
+		grep -q 'reason=limit' '$tmp/dma.out' &&
+		/usr/bin/nvtape verify '$tmp/dma.nvt' >'$tmp/dma.verify'; [ \$? = 2 ] &&
+		grep -q ' drops_match=1 ' '$tmp/dma.verify' && ! grep -q ' gaps=0 ' '$tmp/dma.verify'"
+fi
 
 # --- remove
 step "apt-get purge -y ${pkgs[*]}" bash -c \

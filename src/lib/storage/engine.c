@@ -93,7 +93,7 @@ const char *nvt_engine_fixed_bufs_note(const struct nvt_engine *e, uint64_t ring
 		 "fixed buffers are off: io_uring could not register the %llu MiB ring as fixed "
 		 "buffers (locked-memory limit %s), so every I/O pins its pages at a CPU cost; "
 		 "raise the limit (ulimit -l unlimited, or a memlock line in "
-		 "/etc/security/limits.conf) or run as root",
+		 "/etc/security/limits.conf) or give the process CAP_IPC_LOCK (root has it)",
 		 (unsigned long long)(ring_bytes >> 20), lim);
 	return buf;
 }
