@@ -18,16 +18,11 @@ struct cursor {
 	uint64_t pass;
 };
 
-/* Make the oldest unread chunk current; false when none is there yet or the stream is over. */
-static bool take(struct nvt_sink_frame *f, struct cursor *c, int *rc)
+/* Ask the player for the next chunk (flags as nvt_player_next); true when it is current. */
+static bool next_chunk(struct nvt_sink_frame *f, struct cursor *c, unsigned flags, int *rc)
 {
-	int r;
+	int r = nvt_player_next(f->pl, &c->c, flags);
 
-	if (c->have)
-		return true;
-	if (c->over)
-		return false;
-	r = nvt_player_next(f->pl, &c->c, NVT_NEXT_NOWAIT);
 	if (r == -EAGAIN)
 		return false;
 	if (r) {
@@ -45,6 +40,14 @@ static bool take(struct nvt_sink_frame *f, struct cursor *c, int *rc)
 			f->ops->pass_start(f->state);
 	}
 	return true;
+}
+
+/* Make the oldest unread chunk current; false when none is there yet or the stream is over. */
+static bool take(struct nvt_sink_frame *f, struct cursor *c, int *rc)
+{
+	if (c->have)
+		return true;
+	return !c->over && next_chunk(f, c, NVT_NEXT_NOWAIT, rc);
 }
 
 /* Consume up to `units`; returns how many were there. */
@@ -72,23 +75,8 @@ static uint64_t consume(struct nvt_sink_frame *f, struct cursor *c, uint64_t uni
 
 static void wait_data(struct nvt_sink_frame *f, struct cursor *c, int *rc)
 {
-	if (c->have || c->over)
-		return;
-	int r = nvt_player_next(f->pl, &c->c, 0);
-	if (r == 0) {
-		c->have = true;
-		c->off = 0;
-		if (c->c.pass != c->pass) {
-			c->pass = c->c.pass;
-			atomic_fetch_add(&f->passes, 1);
-			if (f->ops->pass_start)
-				f->ops->pass_start(f->state);
-		}
-	} else {
-		c->over = true;
-		if (r != -ENODATA && r != -ECANCELED)
-			*rc = r;
-	}
+	if (!c->have && !c->over)
+		next_chunk(f, c, 0, rc);
 }
 
 static int run_unpaced(struct nvt_sink_frame *f, struct cursor *c)
