@@ -42,7 +42,8 @@ static const char play_help[] =
 
 struct play_cli {
 	FILE *rep;
-	bool quiet, tty;
+	bool quiet, tty, json, qd_given;
+	uint64_t stripe, member_off;
 	uint64_t total_bytes; /* data bytes x loops, 0 when not known (--loop 0) */
 	uint64_t max_errors, printed[3];
 	struct cli_meter meter;
@@ -222,150 +223,181 @@ static bool sink_is_stdout(int argc, char **argv)
 	return false;
 }
 
-int cmd_play(int argc, char **argv)
+static const struct option play_lo[] = {{"sink", required_argument, 0, 'k'},
+					{"rate", required_argument, 0, 'r'},
+					{"loop", required_argument, 0, 'l'},
+					{"chunk", required_argument, 0, 'c'},
+					{"chunks", required_argument, 0, 'n'},
+					{"qd", required_argument, 0, 'Q'},
+					{"engine", required_argument, 0, 'e'},
+					{"timeout", required_argument, 0, 't'},
+					{"stats", required_argument, 0, 'i'},
+					{"max-errors", required_argument, 0, 'm'},
+					{"json", no_argument, 0, 'j'},
+					{"quiet", no_argument, 0, 'q'},
+					CLI_LAYOUT_OPTIONS,
+					{"help", no_argument, 0, 'h'},
+					{0, 0, 0, 0}};
+
+/* The options with a value: 0, NVT_EXIT_USAGE, or 1 when opt is not one of them. */
+static int play_option(int opt, const char *val, struct play_cli *c, struct nvt_play_opts *o)
 {
-	static const struct option lo[] = {{"sink", required_argument, 0, 'k'},
-					   {"rate", required_argument, 0, 'r'},
-					   {"loop", required_argument, 0, 'l'},
-					   {"chunk", required_argument, 0, 'c'},
-					   {"chunks", required_argument, 0, 'n'},
-					   {"qd", required_argument, 0, 'Q'},
-					   {"engine", required_argument, 0, 'e'},
-					   {"timeout", required_argument, 0, 't'},
-					   {"stats", required_argument, 0, 'i'},
-					   {"max-errors", required_argument, 0, 'm'},
-					   {"json", no_argument, 0, 'j'},
-					   {"quiet", no_argument, 0, 'q'},
-					   CLI_LAYOUT_OPTIONS,
-					   {"help", no_argument, 0, 'h'},
-					   {0, 0, 0, 0}};
-	struct nvt_play_opts o;
-	struct nvt_play_result r;
-	struct play_cli c = {.max_errors = 20};
-	bool json = false, qd_given = false;
-	uint64_t stripe = 0, member_off = 0;
+	switch (opt) {
+	case 'k':
+		if (!nvt_sink_find(val))
+			return cli_usage_error("--sink must be one of: %s", nvt_sink_names());
+		o->sink = val;
+		return 0;
+	case 'r':
+		return cli_rate("--rate", val, &o->rate_bps) ? NVT_EXIT_USAGE : 0;
+	case 'l':
+		return cli_uint("--loop", val, 0, UINT32_MAX, &o->loops) ? NVT_EXIT_USAGE : 0;
+	case 'c':
+		return cli_chunk(val, &o->chunk_bytes) ? NVT_EXIT_USAGE : 0;
+	case 'n':
+		return cli_count("--chunks", val, 2, 65536, &o->chunks) ? NVT_EXIT_USAGE : 0;
+	case 'Q':
+		c->qd_given = true;
+		return cli_count("--qd", val, 1, 1024, &o->qd) ? NVT_EXIT_USAGE : 0;
+	case 'e':
+		return cli_engine(val, false, &o->engine) ? NVT_EXIT_USAGE : 0;
+	case 't':
+		if (cli_duration("--timeout", val, &o->timeout_ns))
+			return NVT_EXIT_USAGE;
+		return o->timeout_ns ? 0 : cli_usage_error("--timeout must be > 0");
+	case 'i':
+		return cli_duration("--stats", val, &o->stats_ns) ? NVT_EXIT_USAGE : 0;
+	case 'm':
+		return cli_uint("--max-errors", val, 0, UINT64_MAX, &c->max_errors) ? NVT_EXIT_USAGE
+										    : 0;
+	case 'Z':
+	case 'O':
+		return cli_layout_option(opt, val, &c->stripe, &c->member_off) ? NVT_EXIT_USAGE : 0;
+	default:
+		return 1;
+	}
+}
+
+/* The options; -1 when --help was shown. */
+static int parse_play(int argc, char **argv, struct nvt_play_opts *o, struct play_cli *c)
+{
 	int opt, rc;
 
-	nvt_play_opts_init(&o);
-	if (sink_is_stdout(argc, argv))
-		cli_json_out = stderr;
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":qh", play_lo, NULL)) != -1) {
+		if ((rc = play_option(opt, optarg, c, o)) != 1) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		switch (opt) {
-		case 'k':
-			if (!nvt_sink_find(optarg))
-				return cli_usage_error("--sink must be one of: %s",
-						       nvt_sink_names());
-			o.sink = optarg;
-			break;
-		case 'r':
-			if (cli_rate("--rate", optarg, &o.rate_bps))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'l':
-			if (cli_uint("--loop", optarg, 0, UINT32_MAX, &o.loops))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'c':
-			if (cli_chunk(optarg, &o.chunk_bytes))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'n':
-			if (cli_count("--chunks", optarg, 2, 65536, &o.chunks))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'Q':
-			if (cli_count("--qd", optarg, 1, 1024, &o.qd))
-				return NVT_EXIT_USAGE;
-			qd_given = true;
-			break;
-		case 'e':
-			if (cli_engine(optarg, false, &o.engine))
-				return NVT_EXIT_USAGE;
-			break;
-		case 't':
-			if (cli_duration("--timeout", optarg, &o.timeout_ns))
-				return NVT_EXIT_USAGE;
-			if (!o.timeout_ns)
-				return cli_usage_error("--timeout must be > 0");
-			break;
-		case 'i':
-			if (cli_duration("--stats", optarg, &o.stats_ns))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'm':
-			if (cli_uint("--max-errors", optarg, 0, UINT64_MAX, &c.max_errors))
-				return NVT_EXIT_USAGE;
-			break;
 		case 'j':
-			json = true;
+			c->json = true;
 			break;
 		case 'q':
-			c.quiet = true;
-			break;
-		case 'Z':
-		case 'O':
-			if (cli_layout_option(opt, optarg, &stripe, &member_off))
-				return NVT_EXIT_USAGE;
+			c->quiet = true;
 			break;
 		case 'h':
 			fputs(play_help, stdout);
-			return NVT_EXIT_OK;
+			return -1;
 		case ':':
 			return cli_usage_error("%s needs a value", argv[optind - 1]);
 		default:
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off) ||
-	    cli_engine_qd(o.engine, qd_given, &o.qd))
+	return 0;
+}
+
+/* The targets, and where the reports go: standard output unless the data owns it. */
+static int check_args(int argc, char **argv, struct nvt_play_opts *o, struct play_cli *c)
+{
+	if (cli_layout(&o->layout, argc, argv, optind, c->stripe, c->member_off) ||
+	    cli_engine_qd(o->engine, c->qd_given, &o->qd))
 		return NVT_EXIT_USAGE;
-	o.path = argv[optind];
-	c.rep = o.sink && !strcmp(o.sink, "stdout") ? stderr : stdout;
-	if (c.rep == stderr && isatty(1))
+	o->path = argv[optind];
+	c->rep = o->sink && !strcmp(o->sink, "stdout") ? stderr : stdout;
+	if (c->rep == stderr && isatty(1))
 		return cli_usage_error("--sink stdout writes the data to standard output, which is "
 				       "a terminal: pipe or redirect it");
-	c.tty = isatty(2);
-	o.interrupt = &cli_interrupted;
-	o.progress = progress;
-	o.notice = cli_note;
-	o.on_event = on_event;
-	o.arg = &c;
-	if (c.quiet)
-		o.stats_ns = 0;
-	if (o.stats_ns && o.loops) {
-		/* the total for the % done: what play will read of the recording, every pass */
-		struct nvt_recording rec;
-		struct nvt_err err = {0};
-		if (!nvt_recording_open(&o.layout, &rec, &err) && rec.beat_bytes &&
-		    rec.valid_bytes / rec.beat_bytes <= UINT64_MAX / rec.beat_bytes / o.loops)
-			c.total_bytes =
-				(rec.valid_bytes - rec.valid_bytes % rec.beat_bytes) * o.loops;
-	}
+	return 0;
+}
+
+/* The total for the % done: what play will read of the recording, every pass; 0 when not
+ * known. */
+static uint64_t total_bytes(const struct nvt_play_opts *o)
+{
+	struct nvt_recording rec;
+	struct nvt_err err = {0};
+
+	if (!nvt_recording_open(&o->layout, &rec, &err) && rec.beat_bytes &&
+	    rec.valid_bytes / rec.beat_bytes <= UINT64_MAX / rec.beat_bytes / o->loops)
+		return (rec.valid_bytes - rec.valid_bytes % rec.beat_bytes) * o->loops;
+	return 0;
+}
+
+static void banner(const struct nvt_play_opts *o)
+{
+	char rate[64] = "max";
+
+	if (o->rate_bps)
+		snprintf(rate, sizeof(rate), "%.1f MB/s", o->rate_bps / 1e6);
+	fprintf(stderr,
+		"nvtape play: playing %s (%u x %llu KiB ring, qd %u, sink %s at %s) -- "
+		"Ctrl-C "
+		"to stop\n",
+		o->path, o->chunks, (unsigned long long)(o->chunk_bytes >> 10), o->qd,
+		o->sink ? o->sink : "checker", rate);
+}
+
+static int run_play(struct nvt_play_opts *o, struct play_cli *c)
+{
+	struct nvt_play_result r;
+	int rc;
+
+	c->tty = isatty(2);
+	o->interrupt = &cli_interrupted;
+	o->progress = progress;
+	o->notice = cli_note;
+	o->on_event = on_event;
+	o->arg = c;
+	if (c->quiet)
+		o->stats_ns = 0;
+	if (o->stats_ns && o->loops)
+		c->total_bytes = total_bytes(o);
 	cli_install_signals();
-	if (!c.quiet) {
-		char rate[64] = "max";
-		if (o.rate_bps)
-			snprintf(rate, sizeof(rate), "%.1f MB/s", o.rate_bps / 1e6);
-		fprintf(stderr,
-			"nvtape play: playing %s (%u x %llu KiB ring, qd %u, sink %s at %s) -- "
-			"Ctrl-C "
-			"to stop\n",
-			o.path, o.chunks, (unsigned long long)(o.chunk_bytes >> 10), o.qd,
-			o.sink ? o.sink : "checker", rate);
-	}
-	rc = nvt_play(&o, &r);
-	if (!c.quiet && c.tty && o.stats_ns)
+	if (!c->quiet)
+		banner(o);
+	rc = nvt_play(o, &r);
+	if (!c->quiet && c->tty && o->stats_ns)
 		fputc('\n', stderr);
 	rc = cli_exit_of(rc, &r.err, r.problems != 0);
 	if (rc == NVT_EXIT_USAGE)
 		return cli_usage_error("%s", cli_err_msg(&r.err));
 	if (r.err.code)
 		cli_error("%s", cli_err_msg(&r.err));
-	if (json)
-		play_json(&o, &r, rc, c.rep);
+	if (c->json)
+		play_json(o, &r, rc, c->rep);
 	else
-		summary(c.rep, &o, &r, rc);
+		summary(c->rep, o, &r, rc);
 	return rc;
+}
+
+int cmd_play(int argc, char **argv)
+{
+	struct nvt_play_opts o;
+	struct play_cli c = {.max_errors = 20};
+	int rc;
+
+	nvt_play_opts_init(&o);
+	if (sink_is_stdout(argc, argv))
+		cli_json_out = stderr;
+	rc = parse_play(argc, argv, &o, &c);
+	if (rc)
+		return rc < 0 ? NVT_EXIT_OK : rc;
+	rc = check_args(argc, argv, &o, &c);
+	if (rc)
+		return rc;
+	return run_play(&o, &c);
 }

@@ -46,8 +46,9 @@ static const char record_help[] =
 	"2.\n\n" EXIT_CODES_HELP;
 
 struct rec_cli {
-	bool json, quiet, tty;
+	bool json, quiet, tty, rate_given, qd_given;
 	uint64_t size_bytes, duration_ns; /* the totals the % done and the ETA come from */
+	uint64_t stripe, member_off;
 	struct cli_meter meter;
 };
 
@@ -173,184 +174,221 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_end(&j);
 }
 
-int cmd_record(int argc, char **argv)
+static const struct option record_lo[] = {{"source", required_argument, 0, 's'},
+					  {"rate", required_argument, 0, 'r'},
+					  {"size", required_argument, 0, 'S'},
+					  {"duration", required_argument, 0, 'd'},
+					  {"chunk", required_argument, 0, 'c'},
+					  {"chunks", required_argument, 0, 'n'},
+					  {"qd", required_argument, 0, 'Q'},
+					  {"engine", required_argument, 0, 'e'},
+					  {"format", required_argument, 0, 'f'},
+					  {"timeout", required_argument, 0, 't'},
+					  {"stats", required_argument, 0, 'i'},
+					  {"force", no_argument, 0, 'F'},
+					  {"json", no_argument, 0, 'j'},
+					  {"quiet", no_argument, 0, 'q'},
+					  CLI_LAYOUT_OPTIONS,
+					  {"help", no_argument, 0, 'h'},
+					  {0, 0, 0, 0}};
+
+static int parse_format(const char *val, struct nvt_record_opts *o)
 {
-	static const struct option lo[] = {{"source", required_argument, 0, 's'},
-					   {"rate", required_argument, 0, 'r'},
-					   {"size", required_argument, 0, 'S'},
-					   {"duration", required_argument, 0, 'd'},
-					   {"chunk", required_argument, 0, 'c'},
-					   {"chunks", required_argument, 0, 'n'},
-					   {"qd", required_argument, 0, 'Q'},
-					   {"engine", required_argument, 0, 'e'},
-					   {"format", required_argument, 0, 'f'},
-					   {"timeout", required_argument, 0, 't'},
-					   {"stats", required_argument, 0, 'i'},
-					   {"force", no_argument, 0, 'F'},
-					   {"json", no_argument, 0, 'j'},
-					   {"quiet", no_argument, 0, 'q'},
-					   CLI_LAYOUT_OPTIONS,
-					   {"help", no_argument, 0, 'h'},
-					   {0, 0, 0, 0}};
-	struct nvt_record_opts o;
-	struct nvt_record_result r;
-	struct rec_cli c = {0};
-	bool rate_given = false, qd_given = false;
-	uint64_t stripe = 0, member_off = 0;
+	if (!strcmp(val, "nvtape"))
+		o->format = NVT_FMT_NVTAPE;
+	else if (!strcmp(val, "fdrec"))
+		o->format = NVT_FMT_FDREC;
+	else
+		return cli_usage_error("--format must be nvtape or fdrec");
+	return 0;
+}
+
+/* The options with a value and --force: 0, NVT_EXIT_USAGE, or 1 when opt is not one of them. */
+static int record_option(int opt, const char *val, struct rec_cli *c, struct nvt_record_opts *o)
+{
+	switch (opt) {
+	case 's':
+		o->source = val;
+		return 0;
+	case 'r':
+		c->rate_given = true;
+		return cli_rate("--rate", val, &o->rate_bps) ? NVT_EXIT_USAGE : 0;
+	case 'S':
+		if (cli_size("--size", val, &o->size_bytes))
+			return NVT_EXIT_USAGE;
+		return o->size_bytes ? 0 : cli_usage_error("--size must be > 0");
+	case 'd':
+		if (cli_duration("--duration", val, &o->duration_ns))
+			return NVT_EXIT_USAGE;
+		return o->duration_ns ? 0 : cli_usage_error("--duration must be > 0");
+	case 'c':
+		return cli_chunk(val, &o->chunk_bytes) ? NVT_EXIT_USAGE : 0;
+	case 'n':
+		return cli_count("--chunks", val, 2, 65536, &o->chunks) ? NVT_EXIT_USAGE : 0;
+	case 'Q':
+		c->qd_given = true;
+		return cli_count("--qd", val, 1, 1024, &o->qd) ? NVT_EXIT_USAGE : 0;
+	case 'e':
+		return cli_engine(val, true, &o->engine) ? NVT_EXIT_USAGE : 0;
+	case 'f':
+		return parse_format(val, o);
+	case 't':
+		if (cli_duration("--timeout", val, &o->timeout_ns))
+			return NVT_EXIT_USAGE;
+		return o->timeout_ns ? 0 : cli_usage_error("--timeout must be > 0");
+	case 'i':
+		return cli_duration("--stats", val, &o->stats_ns) ? NVT_EXIT_USAGE : 0;
+	case 'F':
+		o->force = true;
+		return 0;
+	case 'Z':
+	case 'O':
+		return cli_layout_option(opt, val, &c->stripe, &c->member_off) ? NVT_EXIT_USAGE : 0;
+	default:
+		return 1;
+	}
+}
+
+/* The options; -1 when --help was shown. */
+static int parse_record(int argc, char **argv, struct nvt_record_opts *o, struct rec_cli *c)
+{
 	int opt, rc;
 
-	nvt_record_opts_init(&o);
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":qh", record_lo, NULL)) != -1) {
+		if ((rc = record_option(opt, optarg, c, o)) != 1) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		switch (opt) {
-		case 's':
-			o.source = optarg;
-			break;
-		case 'r':
-			rate_given = true;
-			if (cli_rate("--rate", optarg, &o.rate_bps))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'S':
-			if (cli_size("--size", optarg, &o.size_bytes))
-				return NVT_EXIT_USAGE;
-			if (!o.size_bytes)
-				return cli_usage_error("--size must be > 0");
-			break;
-		case 'd':
-			if (cli_duration("--duration", optarg, &o.duration_ns))
-				return NVT_EXIT_USAGE;
-			if (!o.duration_ns)
-				return cli_usage_error("--duration must be > 0");
-			break;
-		case 'c':
-			if (cli_chunk(optarg, &o.chunk_bytes))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'n':
-			if (cli_count("--chunks", optarg, 2, 65536, &o.chunks))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'Q':
-			if (cli_count("--qd", optarg, 1, 1024, &o.qd))
-				return NVT_EXIT_USAGE;
-			qd_given = true;
-			break;
-		case 'e':
-			if (cli_engine(optarg, true, &o.engine))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "nvtape"))
-				o.format = NVT_FMT_NVTAPE;
-			else if (!strcmp(optarg, "fdrec"))
-				o.format = NVT_FMT_FDREC;
-			else
-				return cli_usage_error("--format must be nvtape or fdrec");
-			break;
-		case 't':
-			if (cli_duration("--timeout", optarg, &o.timeout_ns))
-				return NVT_EXIT_USAGE;
-			if (!o.timeout_ns)
-				return cli_usage_error("--timeout must be > 0");
-			break;
-		case 'i':
-			if (cli_duration("--stats", optarg, &o.stats_ns))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'F':
-			o.force = true;
-			break;
 		case 'j':
-			c.json = true;
+			c->json = true;
 			break;
 		case 'q':
-			c.quiet = true;
-			break;
-		case 'Z':
-		case 'O':
-			if (cli_layout_option(opt, optarg, &stripe, &member_off))
-				return NVT_EXIT_USAGE;
+			c->quiet = true;
 			break;
 		case 'h':
 			fputs(record_help, stdout);
-			return NVT_EXIT_OK;
+			return -1;
 		case ':':
 			return cli_usage_error("%s needs a value", argv[optind - 1]);
 		default:
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
-	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off) ||
-	    cli_engine_qd(o.engine, qd_given, &o.qd))
+	return 0;
+}
+
+/* The targets, the source against --rate, --format and the terminal, and qd within the ring. */
+static int check_args(int argc, char **argv, struct nvt_record_opts *o, const struct rec_cli *c)
+{
+	const struct nvt_source_ops *src;
+	struct nvt_engine_info einfo;
+
+	if (cli_layout(&o->layout, argc, argv, optind, c->stripe, c->member_off) ||
+	    cli_engine_qd(o->engine, c->qd_given, &o->qd))
 		return NVT_EXIT_USAGE;
-	o.path = argv[optind];
-	const struct nvt_source_ops *src = nvt_source_find(o.source);
+	o->path = argv[optind];
+	src = nvt_source_find(o->source);
 	if (!src)
 		return cli_usage_error("--source must be one of: %s", nvt_source_names());
-	if (!(src->caps & NVT_SOURCE_PACED) && rate_given && o.rate_bps)
+	if (!(src->caps & NVT_SOURCE_PACED) && c->rate_given && o->rate_bps)
 		return cli_usage_error("--rate paces the test pattern; the %s source runs at "
 				       "the rate its producer feeds it",
 				       src->name);
-	if (o.format == NVT_FMT_FDREC && !(src->caps & NVT_SOURCE_PATTERN))
+	if (o->format == NVT_FMT_FDREC && !(src->caps & NVT_SOURCE_PATTERN))
 		return cli_usage_error("--format fdrec holds 16-byte beats only: use --source tpg");
 	if (!strcmp(src->name, "stdin") && isatty(0))
 		return cli_usage_error("--source stdin reads standard input, which is a terminal: "
 				       "pipe data in");
-	struct nvt_engine_info einfo;
-	if (o.qd > o.chunks && !(nvt_engine_info_find(o.engine, &einfo) == 0 &&
-				 (einfo.caps & NVT_ENGINE_QD_PER_DRIVE)))
-		o.qd = o.chunks;
-	c.tty = isatty(2);
-	c.size_bytes = o.size_bytes;
-	c.duration_ns = o.duration_ns;
-	o.interrupt = &cli_interrupted;
-	o.progress = progress;
-	o.notice = cli_note;
-	o.arg = &c;
-	if (c.quiet)
-		o.stats_ns = c.json ? 0 : o.stats_ns;
-	cli_install_signals();
-	if (!c.quiet) {
-		char rate[64] = "unpaced";
-		if (o.rate_bps)
-			snprintf(rate, sizeof(rate), "at %.1f MB/s", o.rate_bps / 1e6);
+	if (o->qd > o->chunks && !(nvt_engine_info_find(o->engine, &einfo) == 0 &&
+				   (einfo.caps & NVT_ENGINE_QD_PER_DRIVE)))
+		o->qd = o->chunks;
+	return 0;
+}
+
+static void banner(const struct nvt_record_opts *o)
+{
+	char rate[64] = "unpaced";
+
+	if (o->rate_bps)
+		snprintf(rate, sizeof(rate), "at %.1f MB/s", o->rate_bps / 1e6);
+	fprintf(stderr,
+		"nvtape record: recording to %s (%u x %llu KiB ring, qd %u, source %s %s, "
+		"engine %s) -- Ctrl-C to stop\n",
+		o->path, o->chunks, (unsigned long long)(o->chunk_bytes >> 10), o->qd, o->source,
+		rate, o->engine);
+}
+
+/* The lines on stderr about how the recording ended, then the human summary. */
+static void report(const struct nvt_record_opts *o, const struct nvt_record_result *r,
+		   const struct rec_cli *c, int rc)
+{
+	if (r->reason == NVT_STOP_SIGNAL && !c->quiet)
+		fprintf(stderr, "nvtape record: interrupted: every filled chunk was written "
+				"and the header finalized\n");
+	if (r->rec.drop_count > r->lost_unwritten)
 		fprintf(stderr,
-			"nvtape record: recording to %s (%u x %llu KiB ring, qd %u, source %s %s, "
-			"engine %s) -- Ctrl-C to stop\n",
-			o.path, o.chunks, (unsigned long long)(o.chunk_bytes >> 10), o.qd, o.source,
-			rate, o.engine);
-	}
-	rc = nvt_record(&o, &r);
-	if (!c.quiet && c.tty && o.stats_ns)
+			"nvtape record: WARNING: %llu beats were dropped by the source -- "
+			"the "
+			"recording is not valid (storage slower than --rate?)\n",
+			(unsigned long long)(r->rec.drop_count - r->lost_unwritten));
+	if (r->lost_unwritten)
+		fprintf(stderr,
+			"nvtape record: %llu beats were captured but never written (the "
+			"storage failed); they are counted as dropped after the last "
+			"beat\n",
+			(unsigned long long)r->lost_unwritten);
+	if (!c->json)
+		summary(o, r, rc);
+}
+
+static int run_record(struct nvt_record_opts *o, struct rec_cli *c)
+{
+	struct nvt_record_result r;
+	int rc;
+
+	c->tty = isatty(2);
+	c->size_bytes = o->size_bytes;
+	c->duration_ns = o->duration_ns;
+	o->interrupt = &cli_interrupted;
+	o->progress = progress;
+	o->notice = cli_note;
+	o->arg = c;
+	if (c->quiet)
+		o->stats_ns = c->json ? 0 : o->stats_ns;
+	cli_install_signals();
+	if (!c->quiet)
+		banner(o);
+	rc = nvt_record(o, &r);
+	if (!c->quiet && c->tty && o->stats_ns)
 		fputc('\n', stderr);
 	rc = cli_exit_of(rc, &r.err, r.rec.drop_count != 0);
 	if (rc == NVT_EXIT_USAGE)
 		return cli_usage_error("%s", cli_err_msg(&r.err));
 	if (r.err.code)
 		cli_error("%s", cli_err_msg(&r.err));
-	if (c.json)
-		record_json(&o, &r, rc, stdout);
-	if (rc != NVT_EXIT_RUNTIME || r.rec.data_bytes || r.rec.flags) {
-		if (r.reason == NVT_STOP_SIGNAL && !c.quiet)
-			fprintf(stderr,
-				"nvtape record: interrupted: every filled chunk was written "
-				"and the header finalized\n");
-		if (r.rec.drop_count > r.lost_unwritten)
-			fprintf(stderr,
-				"nvtape record: WARNING: %llu beats were dropped by the source -- "
-				"the "
-				"recording is not valid (storage slower than --rate?)\n",
-				(unsigned long long)(r.rec.drop_count - r.lost_unwritten));
-		if (r.lost_unwritten)
-			fprintf(stderr,
-				"nvtape record: %llu beats were captured but never written (the "
-				"storage failed); they are counted as dropped after the last "
-				"beat\n",
-				(unsigned long long)r.lost_unwritten);
-		if (!c.json)
-			summary(&o, &r, rc);
-	}
+	if (c->json)
+		record_json(o, &r, rc, stdout);
+	if (rc != NVT_EXIT_RUNTIME || r.rec.data_bytes || r.rec.flags)
+		report(o, &r, c, rc);
 	return rc;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct nvt_record_opts o;
+	struct rec_cli c = {0};
+	int rc;
+
+	nvt_record_opts_init(&o);
+	rc = parse_record(argc, argv, &o, &c);
+	if (rc)
+		return rc < 0 ? NVT_EXIT_OK : rc;
+	rc = check_args(argc, argv, &o, &c);
+	if (rc)
+		return rc;
+	return run_record(&o, &c);
 }

@@ -68,89 +68,115 @@ static void setup_json(const struct nvt_setup_opts *o, int rc, const char *msg, 
 	json_end(&j);
 }
 
-int cmd_setup(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{"raid0", no_argument, 0, 'R'},    {"single", no_argument, 0, 'S'},
-		{"teardown", no_argument, 0, 'T'}, {"chunk", required_argument, 0, 'c'},
-		{"fs", required_argument, 0, 'f'}, {"mount", required_argument, 0, 'm'},
-		{"md", required_argument, 0, 'M'}, {"yes", no_argument, 0, 'y'},
-		{"json", no_argument, 0, 'j'},     {"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'},     {0, 0, 0, 0}};
-	struct nvt_setup_opts o;
-	struct nvt_err err = {0};
-	bool json = false, quiet = false;
-	int opt, modes = 0, rc;
+static const struct option setup_lo[] = {
+	{"raid0", no_argument, 0, 'R'},    {"single", no_argument, 0, 'S'},
+	{"teardown", no_argument, 0, 'T'}, {"chunk", required_argument, 0, 'c'},
+	{"fs", required_argument, 0, 'f'}, {"mount", required_argument, 0, 'm'},
+	{"md", required_argument, 0, 'M'}, {"yes", no_argument, 0, 'y'},
+	{"json", no_argument, 0, 'j'},     {"quiet", no_argument, 0, 'q'},
+	{"help", no_argument, 0, 'h'},     {0, 0, 0, 0}};
 
-	nvt_setup_opts_default(&o);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":yqh", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'R':
-			o.mode = NVT_SETUP_RAID0;
-			modes++;
-			break;
-		case 'S':
-			o.mode = NVT_SETUP_SINGLE;
-			modes++;
-			break;
-		case 'T':
-			o.mode = NVT_SETUP_TEARDOWN;
-			modes++;
-			break;
-		case 'c':
-			if (cli_size("--chunk", optarg, &o.chunk))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'f':
-			o.fs = optarg;
-			break;
-		case 'm':
-			o.mount = optarg;
-			break;
-		case 'M':
-			o.md = optarg;
-			break;
-		case 'y':
-			o.yes = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			fputs(setup_help, stdout);
-			return NVT_EXIT_OK;
-		case ':':
-			return cli_usage_error("%s needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("unknown option %s", argv[optind - 1]);
-		}
+struct setup_cli {
+	bool json, quiet;
+	int modes; /* how many of --raid0, --single, --teardown were given */
+};
+
+/* One option: 0, NVT_EXIT_USAGE, or -1 when --help was shown. */
+static int setup_option(int opt, char **argv, struct setup_cli *c, struct nvt_setup_opts *o)
+{
+	switch (opt) {
+	case 'R':
+		o->mode = NVT_SETUP_RAID0;
+		c->modes++;
+		return 0;
+	case 'S':
+		o->mode = NVT_SETUP_SINGLE;
+		c->modes++;
+		return 0;
+	case 'T':
+		o->mode = NVT_SETUP_TEARDOWN;
+		c->modes++;
+		return 0;
+	case 'c':
+		return cli_size("--chunk", optarg, &o->chunk) ? NVT_EXIT_USAGE : 0;
+	case 'f':
+		o->fs = optarg;
+		return 0;
+	case 'm':
+		o->mount = optarg;
+		return 0;
+	case 'M':
+		o->md = optarg;
+		return 0;
+	case 'y':
+		o->yes = true;
+		return 0;
+	case 'j':
+		c->json = true;
+		return 0;
+	case 'q':
+		c->quiet = true;
+		return 0;
+	case 'h':
+		fputs(setup_help, stdout);
+		return -1;
+	case ':':
+		return cli_usage_error("%s needs a value", argv[optind - 1]);
+	default:
+		return cli_usage_error("unknown option %s", argv[optind - 1]);
 	}
-	if (modes != 1)
+}
+
+/* One mode, and the devices it takes. */
+static int check_args(int argc, char **argv, struct nvt_setup_opts *o, const struct setup_cli *c)
+{
+	if (c->modes != 1)
 		return cli_usage_error("give one of --raid0, --single, --teardown");
 	if (argc - optind > NVT_MAX_MEMBERS)
 		return cli_usage_error("at most %d devices", NVT_MAX_MEMBERS);
-	if (o.mode == NVT_SETUP_TEARDOWN && argc > optind)
+	if (o->mode == NVT_SETUP_TEARDOWN && argc > optind)
 		return cli_usage_error("--teardown takes no devices");
 	for (int i = optind; i < argc; i++)
-		o.devs[o.ndevs++] = argv[i];
-	o.confirm = confirm;
-	o.log = log_cmd;
-	o.arg = &quiet;
-	rc = cli_exit_of(nvt_setup(&o, &err), &err, false);
+		o->devs[o->ndevs++] = argv[i];
+	return 0;
+}
+
+static int run_setup(struct nvt_setup_opts *o, struct setup_cli *c)
+{
+	struct nvt_err err = {0};
+	int rc;
+
+	o->confirm = confirm;
+	o->log = log_cmd;
+	o->arg = &c->quiet;
+	rc = cli_exit_of(nvt_setup(o, &err), &err, false);
 	if (rc == NVT_EXIT_USAGE)
 		cli_usage_error("%s", cli_err_msg(&err));
 	else if (rc)
 		cli_error("%s", cli_err_msg(&err));
-	if (json)
-		setup_json(&o, rc, err.msg, stdout);
+	if (c->json)
+		setup_json(o, rc, err.msg, stdout);
 	if (rc)
 		return rc;
-	if (o.mode != NVT_SETUP_TEARDOWN)
-		fprintf(stderr, "nvtape setup: ready: nvtape record ... %s/rec.nvt\n", o.mount);
+	if (o->mode != NVT_SETUP_TEARDOWN)
+		fprintf(stderr, "nvtape setup: ready: nvtape record ... %s/rec.nvt\n", o->mount);
 	return NVT_EXIT_OK;
+}
+
+int cmd_setup(int argc, char **argv)
+{
+	struct nvt_setup_opts o;
+	struct setup_cli c = {0};
+	int opt, rc;
+
+	nvt_setup_opts_default(&o);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":yqh", setup_lo, NULL)) != -1)
+		if ((rc = setup_option(opt, argv, &c, &o)))
+			return rc < 0 ? NVT_EXIT_OK : rc;
+	rc = check_args(argc, argv, &o, &c);
+	if (rc)
+		return rc;
+	return run_setup(&o, &c);
 }

@@ -27,7 +27,8 @@ static const char verify_help[] =
 struct ver_cli {
 	uint64_t max_errors;
 	uint64_t printed[3];
-	bool quiet;
+	bool quiet, json, qd_given;
+	uint64_t stripe, member_off;
 };
 
 static void on_event(const struct nvt_check_event *e, void *arg)
@@ -112,120 +113,145 @@ static void verify_json(const struct nvt_verify_opts *o, const struct nvt_verify
 	json_end(&j);
 }
 
-int cmd_verify(int argc, char **argv)
-{
-	static const struct option lo[] = {{"max-errors", required_argument, 0, 'm'},
-					   {"qd", required_argument, 0, 'Q'},
-					   {"chunk", required_argument, 0, 'c'},
-					   {"engine", required_argument, 0, 'e'},
-					   {"json", no_argument, 0, 'j'},
-					   {"quiet", no_argument, 0, 'q'},
-					   CLI_LAYOUT_OPTIONS,
-					   {"help", no_argument, 0, 'h'},
-					   {0, 0, 0, 0}};
-	struct nvt_verify_opts o;
-	struct nvt_verify_result r;
-	struct ver_cli c = {.max_errors = 20};
-	bool json = false, qd_given = false;
-	uint64_t stripe = 0, member_off = 0;
-	int opt, rc;
+static const struct option verify_lo[] = {{"max-errors", required_argument, 0, 'm'},
+					  {"qd", required_argument, 0, 'Q'},
+					  {"chunk", required_argument, 0, 'c'},
+					  {"engine", required_argument, 0, 'e'},
+					  {"json", no_argument, 0, 'j'},
+					  {"quiet", no_argument, 0, 'q'},
+					  CLI_LAYOUT_OPTIONS,
+					  {"help", no_argument, 0, 'h'},
+					  {0, 0, 0, 0}};
 
-	nvt_verify_opts_default(&o);
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			if (cli_uint("--max-errors", optarg, 0, UINT64_MAX, &c.max_errors))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'Q':
-			if (cli_count("--qd", optarg, 1, 256, &o.qd))
-				return NVT_EXIT_USAGE;
-			qd_given = true;
-			break;
-		case 'e':
-			if (cli_engine(optarg, false, &o.engine))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'c':
-			if (cli_chunk(optarg, &o.chunk_bytes))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'q':
-			c.quiet = true;
-			break;
-		case 'Z':
-		case 'O':
-			if (cli_layout_option(opt, optarg, &stripe, &member_off))
-				return NVT_EXIT_USAGE;
-			break;
-		case 'h':
-			fputs(verify_help, stdout);
-			return NVT_EXIT_OK;
-		case ':':
-			return cli_usage_error("%s needs a value", argv[optind - 1]);
-		default:
-			return cli_usage_error("unknown option %s", argv[optind - 1]);
-		}
+/* One option: 0, NVT_EXIT_USAGE, or -1 when --help was shown. */
+static int verify_option(int opt, char **argv, struct ver_cli *c, struct nvt_verify_opts *o)
+{
+	switch (opt) {
+	case 'm':
+		return cli_uint("--max-errors", optarg, 0, UINT64_MAX, &c->max_errors)
+			       ? NVT_EXIT_USAGE
+			       : 0;
+	case 'Q':
+		c->qd_given = true;
+		return cli_count("--qd", optarg, 1, 256, &o->qd) ? NVT_EXIT_USAGE : 0;
+	case 'e':
+		return cli_engine(optarg, false, &o->engine) ? NVT_EXIT_USAGE : 0;
+	case 'c':
+		return cli_chunk(optarg, &o->chunk_bytes) ? NVT_EXIT_USAGE : 0;
+	case 'j':
+		c->json = true;
+		return 0;
+	case 'q':
+		c->quiet = true;
+		return 0;
+	case 'Z':
+	case 'O':
+		return cli_layout_option(opt, optarg, &c->stripe, &c->member_off) ? NVT_EXIT_USAGE
+										  : 0;
+	case 'h':
+		fputs(verify_help, stdout);
+		return -1;
+	case ':':
+		return cli_usage_error("%s needs a value", argv[optind - 1]);
+	default:
+		return cli_usage_error("unknown option %s", argv[optind - 1]);
 	}
-	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off) ||
-	    cli_engine_qd(o.engine, qd_given, &o.qd))
+}
+
+/* The targets, and a ring of at least two chunks per read in flight. */
+static int check_args(int argc, char **argv, struct nvt_verify_opts *o, const struct ver_cli *c)
+{
+	if (cli_layout(&o->layout, argc, argv, optind, c->stripe, c->member_off) ||
+	    cli_engine_qd(o->engine, c->qd_given, &o->qd))
 		return NVT_EXIT_USAGE;
-	if (o.qd * 2 > o.chunks)
-		o.chunks = o.qd * 2;
-	o.path = argv[optind];
-	o.on_event = on_event;
-	o.progress = c.quiet || json ? NULL : cli_progress_bytes;
-	o.notice = cli_note;
-	o.arg = &c;
-	if (json)
-		c.quiet = true;
-	rc = nvt_verify(&o, &r);
+	if (o->qd * 2 > o->chunks)
+		o->chunks = o->qd * 2;
+	o->path = argv[optind];
+	return 0;
+}
+
+static void pattern_summary(const struct nvt_verify_result *r, const struct ver_cli *c, double mbps)
+{
+	printf("  beats checked   %" PRIu64 " (%" PRIu64 " bytes)\n", r->chk.beats,
+	       r->checked_bytes);
+	printf("  sequence        first %" PRIu64 ", last %" PRIu64 "\n", r->chk.first_seen,
+	       r->chk.last_seen);
+	printf("  gaps            %" PRIu64 ", %" PRIu64 " beats missing; %" PRIu64
+	       " dropped after the last beat; header drop count %" PRIu64 " (%s)\n",
+	       r->chk.gaps, r->chk.gap_beats, r->drops_after_end, r->rec.drop_count,
+	       r->drops_match ? "match" : "MISMATCH");
+	if (r->rec.format == NVT_FMT_NVTAPE && r->rec.complete)
+		printf("  drop index      %" PRIu64 " of %" PRIu64
+		       " gaps at their indexed position\n",
+		       r->gaps_matched, r->chk.gaps);
+	printf("  corrupt beats   %" PRIu64 "%s\n", r->chk.corrupt,
+	       r->chk.corrupt > c->max_errors ? " (list capped)" : "");
+	printf("  backward jumps  %" PRIu64 "\n", r->chk.backward);
+	printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
+}
+
+static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_result *r,
+		    const struct ver_cli *c, int rc)
+{
+	double mbps = r->seconds > 0 ? r->checked_bytes / r->seconds / 1e6 : 0;
+
+	if (!c->quiet)
+		cli_print_recording(stdout, o->path, &r->rec);
+	if (r->pattern_checked)
+		pattern_summary(r, c, mbps);
+	else
+		printf("  data            not a test-pattern recording: header, sizes and index "
+		       "checked, content is up to its consumer\n");
+	problems(r);
+	printf("RESULT result=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
+	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
+	       " backward=%" PRIu64 " complete=%d seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
+	       cli_result_name(rc), r->checked_bytes, r->chk.beats, r->chk.gaps, r->chk.gap_beats,
+	       r->rec.drop_count, r->drops_match, r->chk.corrupt, r->chk.backward, r->rec.complete,
+	       r->seconds, mbps, r->cpu_ns / 1e9, rc);
+}
+
+static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
+{
+	struct nvt_verify_result r;
+	int rc;
+
+	o->on_event = on_event;
+	o->progress = c->quiet || c->json ? NULL : cli_progress_bytes;
+	o->notice = cli_note;
+	o->arg = c;
+	if (c->json)
+		c->quiet = true;
+	rc = nvt_verify(o, &r);
 	rc = cli_exit_of(rc, &r.err, r.problems != 0);
 	if (rc == NVT_EXIT_RUNTIME || rc == NVT_EXIT_USAGE)
 		cli_error("%s", cli_err_msg(&r.err));
-	if (json) {
-		verify_json(&o, &r, rc, stdout);
+	if (c->json) {
+		verify_json(o, &r, rc, stdout);
 		return rc;
 	}
 	if (rc == NVT_EXIT_RUNTIME) {
 		printf("RESULT result=error exit=1\n");
 		return rc;
 	}
-	double mbps = r.seconds > 0 ? r.checked_bytes / r.seconds / 1e6 : 0;
-	if (!c.quiet)
-		cli_print_recording(stdout, o.path, &r.rec);
-	if (r.pattern_checked) {
-		printf("  beats checked   %" PRIu64 " (%" PRIu64 " bytes)\n", r.chk.beats,
-		       r.checked_bytes);
-		printf("  sequence        first %" PRIu64 ", last %" PRIu64 "\n", r.chk.first_seen,
-		       r.chk.last_seen);
-		printf("  gaps            %" PRIu64 ", %" PRIu64 " beats missing; %" PRIu64
-		       " dropped after the last beat; header drop count %" PRIu64 " (%s)\n",
-		       r.chk.gaps, r.chk.gap_beats, r.drops_after_end, r.rec.drop_count,
-		       r.drops_match ? "match" : "MISMATCH");
-		if (r.rec.format == NVT_FMT_NVTAPE && r.rec.complete)
-			printf("  drop index      %" PRIu64 " of %" PRIu64
-			       " gaps at their indexed position\n",
-			       r.gaps_matched, r.chk.gaps);
-		printf("  corrupt beats   %" PRIu64 "%s\n", r.chk.corrupt,
-		       r.chk.corrupt > c.max_errors ? " (list capped)" : "");
-		printf("  backward jumps  %" PRIu64 "\n", r.chk.backward);
-		printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r.cpu_ns / 1e9);
-	} else {
-		printf("  data            not a test-pattern recording: header, sizes and index "
-		       "checked, content is up to its consumer\n");
-	}
-	problems(&r);
-	printf("RESULT result=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
-	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
-	       " backward=%" PRIu64 " complete=%d seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
-	       cli_result_name(rc), r.checked_bytes, r.chk.beats, r.chk.gaps, r.chk.gap_beats,
-	       r.rec.drop_count, r.drops_match, r.chk.corrupt, r.chk.backward, r.rec.complete,
-	       r.seconds, mbps, r.cpu_ns / 1e9, rc);
+	summary(o, &r, c, rc);
 	return rc;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	struct nvt_verify_opts o;
+	struct ver_cli c = {.max_errors = 20};
+	int opt, rc;
+
+	nvt_verify_opts_default(&o);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":qh", verify_lo, NULL)) != -1)
+		if ((rc = verify_option(opt, argv, &c, &o)))
+			return rc < 0 ? NVT_EXIT_OK : rc;
+	rc = check_args(argc, argv, &o, &c);
+	if (rc)
+		return rc;
+	return run_verify(&o, &c);
 }

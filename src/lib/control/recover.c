@@ -116,14 +116,158 @@ static int write_all(const struct nvt_layout *l, const int *fd, const void *buf,
 	return rc;
 }
 
+/* The data after the header, for the test pattern and fdrec: what continues the pattern beyond
+ * the checkpoint, its gaps, the last non-zero block. */
+static int scan_data(const struct nvt_recover_opts *o, const struct nvt_layout *L, struct rstate *s,
+		     uint64_t data_avail, struct nvt_err *err)
+{
+	const struct nvt_recording *rec = s->rec;
+	struct nvt_scan_stats ss;
+
+	if (rec->source_kind != NVT_SRC_TPG && rec->format != NVT_FMT_FDREC)
+		return 0;
+	struct nvt_scan_opts so = {.layout = L,
+				   .offset = rec->data_offset,
+				   .len = data_avail - data_avail % 4096,
+				   .chunk_bytes = o->chunk_bytes,
+				   .chunks = o->chunks,
+				   .qd = o->qd,
+				   .on_chunk = on_chunk,
+				   .progress = o->progress,
+				   .notice = o->notice,
+				   .user_arg = o->arg,
+				   .arg = s};
+	return so.len && nvt_scan(&so, &ss, err) ? -1 : 0;
+}
+
+/* gaps in what is kept are exactly the drops we can prove */
+static void keep_proven_drops(struct rstate *s)
+{
+	uint64_t kept = 0, beats = 0;
+
+	for (uint64_t i = 0; i < s->nev; i++)
+		if (s->ev[i].data_offset < s->valid) {
+			s->ev[kept++] = s->ev[i];
+			beats += s->ev[i].beats;
+		}
+	s->nev = kept;
+	s->rec->drop_count = beats;
+	s->rec->drop_events = kept;
+}
+
+/* The recording as recovered, in memory: its valid length, its drops, complete, no index yet. */
+static void mark_recovered(struct rstate *s, struct nvt_recover_result *res, uint64_t data_avail)
+{
+	struct nvt_recording *rec = s->rec;
+
+	if (rec->format == NVT_FMT_FDREC)
+		s->valid = s->last_nonzero;
+	res->extended_bytes = s->valid > s->limit ? s->valid - s->limit : 0;
+	res->dropped_tail_bytes = data_avail - s->valid;
+	rec->data_bytes = rec->durable_bytes = s->valid;
+	if (rec->source_kind == NVT_SRC_TPG)
+		keep_proven_drops(s);
+	rec->flags |= NVT_FLAG_COMPLETE | NVT_FLAG_RECOVERED;
+	rec->index_offset = rec->index_bytes = 0;
+	rec->index_crc = 0;
+}
+
+static int truncate_members(const struct nvt_layout *L, const int *fd, uint64_t end,
+			    struct nvt_err *err)
+{
+	for (unsigned m = 0; m < L->n; m++) {
+		if (!nvt_is_blockdev(fd[m]) &&
+		    ftruncate(fd[m], (off_t)(L->member_offset + nvt_layout_share(L, m, end)))) {
+			nvt_err_set(err, errno, "%s: ftruncate: %s", L->path[m], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The drop index rebuilt from the gaps, on the first 4 KiB boundary after the data. */
+static int write_index(const struct nvt_layout *L, const int *fd, const struct rstate *s,
+		       uint64_t end, struct nvt_err *err)
+{
+	struct nvt_recording *rec = s->rec;
+	size_t cap = (32 + s->nev * sizeof(struct nvt_drop_event) + 4095) / 4096 * 4096;
+	void *ibuf = malloc(cap);
+	uint64_t used, off = (end + 4095) / 4096 * 4096;
+	uint32_t crc;
+
+	if (!ibuf || nvt_index_encode(s->ev, s->nev, ibuf, cap, &used, &crc) < 0 ||
+	    write_all(L, fd, ibuf, used, off, err)) {
+		free(ibuf);
+		nvt_err_set(err, EIO, "cannot write the rebuilt drop index");
+		return -1;
+	}
+	free(ibuf);
+	rec->index_offset = off;
+	rec->index_bytes = used;
+	rec->index_crc = crc;
+	return 0;
+}
+
+static int write_header(const struct nvt_layout *L, const int *fd, const struct nvt_recording *rec,
+			struct nvt_err *err)
+{
+	uint8_t hdr[NVT_HEADER_SIZE];
+
+	if (rec->format == NVT_FMT_FDREC) {
+		/* patch the original: keep the fields nvtape does not model (design, clock) */
+		struct fdrec_header *fh = (struct fdrec_header *)hdr;
+		if (nvt_layout_pread(L, fd, hdr, sizeof(hdr), 0)) {
+			nvt_err_set(err, EIO, "cannot re-read the header");
+			return -1;
+		}
+		fh->flags |= FDREC_FLAG_COMPLETE;
+		fh->data_bytes = rec->data_bytes;
+		fh->drop_count = rec->drop_count;
+		if (!fh->stop_time_ns)
+			fh->stop_time_ns = nvt_real_ns();
+	} else
+		nvt_header_encode(rec, (struct nvt_header *)hdr);
+	return write_all(L, fd, hdr, sizeof(hdr), 0, err) ? -1 : 0;
+}
+
+static int sync_members(const struct nvt_layout *L, const int *fd, struct nvt_err *err)
+{
+	for (unsigned m = 0; m < L->n; m++) {
+		if (fsync(fd[m])) {
+			nvt_err_set(err, errno, "%s: fsync: %s", L->path[m], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The recovered recording on disk: cut to its valid length, the rebuilt index, the header,
+ * every member synced. */
+static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nvt_err *err)
+{
+	const struct nvt_recording *rec = s->rec;
+	uint64_t end = rec->data_offset + s->valid;
+	int fd[NVT_MAX_MEMBERS];
+	int rc;
+
+	if (nvt_layout_open(L, O_RDWR, fd, err))
+		return -1;
+	rc = truncate_members(L, fd, end, err);
+	if (!rc && rec->format == NVT_FMT_NVTAPE && s->nev)
+		rc = write_index(L, fd, s, end, err);
+	if (!rc)
+		rc = write_header(L, fd, rec, err);
+	if (!rc)
+		rc = sync_members(L, fd, err);
+	nvt_layout_close(L, fd);
+	return rc;
+}
+
 int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res)
 {
 	struct rstate s = {0};
 	struct nvt_recording *rec = &res->after;
-	struct nvt_scan_stats ss;
-	uint64_t data_avail, end;
-	uint8_t hdr[NVT_HEADER_SIZE];
-	int fd[NVT_MAX_MEMBERS];
+	uint64_t data_avail;
 	struct nvt_layout L;
 
 	memset(res, 0, sizeof(*res));
@@ -143,102 +287,17 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	s.chk.on_event = on_gap;
 	s.chk.arg = &s;
 	nvt_checker_init(&s.chk, rec->first_seq);
-	if (rec->source_kind == NVT_SRC_TPG || rec->format == NVT_FMT_FDREC) {
-		struct nvt_scan_opts so = {.layout = &L,
-					   .offset = rec->data_offset,
-					   .len = data_avail - data_avail % 4096,
-					   .chunk_bytes = o->chunk_bytes,
-					   .chunks = o->chunks,
-					   .qd = o->qd,
-					   .on_chunk = on_chunk,
-					   .progress = o->progress,
-					   .notice = o->notice,
-					   .user_arg = o->arg,
-					   .arg = &s};
-		if (so.len && nvt_scan(&so, &ss, &res->err)) {
-			free(s.ev);
-			return -(res->err.code ? res->err.code : EIO);
-		}
-	}
-	if (rec->format == NVT_FMT_FDREC)
-		s.valid = s.last_nonzero;
-	res->extended_bytes = s.valid > s.limit ? s.valid - s.limit : 0;
-	res->dropped_tail_bytes = data_avail - s.valid;
-	rec->data_bytes = rec->durable_bytes = s.valid;
-	if (rec->source_kind == NVT_SRC_TPG) {
-		/* gaps in what is kept are exactly the drops we can prove */
-		uint64_t kept = 0, beats = 0;
-		for (uint64_t i = 0; i < s.nev; i++)
-			if (s.ev[i].data_offset < s.valid) {
-				s.ev[kept++] = s.ev[i];
-				beats += s.ev[i].beats;
-			}
-		s.nev = kept;
-		rec->drop_count = beats;
-		rec->drop_events = kept;
-	}
-	rec->flags |= NVT_FLAG_COMPLETE | NVT_FLAG_RECOVERED;
-	rec->index_offset = rec->index_bytes = 0;
-	rec->index_crc = 0;
-
-	if (nvt_layout_open(&L, O_RDWR, fd, &res->err)) {
+	if (scan_data(o, &L, &s, data_avail, &res->err)) {
 		free(s.ev);
 		return -(res->err.code ? res->err.code : EIO);
 	}
-	end = rec->data_offset + s.valid;
-	for (unsigned m = 0; m < L.n; m++) {
-		if (!nvt_is_blockdev(fd[m]) &&
-		    ftruncate(fd[m], (off_t)(L.member_offset + nvt_layout_share(&L, m, end)))) {
-			nvt_err_set(&res->err, errno, "%s: ftruncate: %s", L.path[m],
-				    strerror(errno));
-			goto fail;
-		}
+	mark_recovered(&s, res, data_avail);
+	if (rewrite(&L, &s, &res->err)) {
+		free(s.ev);
+		return -(res->err.code ? res->err.code : EIO);
 	}
-	if (rec->format == NVT_FMT_NVTAPE && s.nev) {
-		size_t cap = (32 + s.nev * sizeof(struct nvt_drop_event) + 4095) / 4096 * 4096;
-		void *ibuf = malloc(cap);
-		uint64_t used, off = (end + 4095) / 4096 * 4096;
-		uint32_t crc;
-		if (!ibuf || nvt_index_encode(s.ev, s.nev, ibuf, cap, &used, &crc) < 0 ||
-		    write_all(&L, fd, ibuf, used, off, &res->err)) {
-			free(ibuf);
-			nvt_err_set(&res->err, EIO, "cannot write the rebuilt drop index");
-			goto fail;
-		}
-		free(ibuf);
-		rec->index_offset = off;
-		rec->index_bytes = used;
-		rec->index_crc = crc;
-	}
-	if (rec->format == NVT_FMT_FDREC) {
-		/* patch the original: keep the fields nvtape does not model (design, clock) */
-		struct fdrec_header *fh = (struct fdrec_header *)hdr;
-		if (nvt_layout_pread(&L, fd, hdr, sizeof(hdr), 0)) {
-			nvt_err_set(&res->err, EIO, "cannot re-read the header");
-			goto fail;
-		}
-		fh->flags |= FDREC_FLAG_COMPLETE;
-		fh->data_bytes = rec->data_bytes;
-		fh->drop_count = rec->drop_count;
-		if (!fh->stop_time_ns)
-			fh->stop_time_ns = nvt_real_ns();
-	} else
-		nvt_header_encode(rec, (struct nvt_header *)hdr);
-	if (write_all(&L, fd, hdr, sizeof(hdr), 0, &res->err))
-		goto fail;
-	for (unsigned m = 0; m < L.n; m++) {
-		if (fsync(fd[m])) {
-			nvt_err_set(&res->err, errno, "%s: fsync: %s", L.path[m], strerror(errno));
-			goto fail;
-		}
-	}
-	nvt_layout_close(&L, fd);
 	free(s.ev);
 	rec->complete = true;
 	rec->valid_bytes = s.valid;
 	return 0;
-fail:
-	nvt_layout_close(&L, fd);
-	free(s.ev);
-	return -(res->err.code ? res->err.code : EIO);
 }

@@ -61,26 +61,19 @@ static int check_extent(const struct nvt_layout *l, const int *fd, const struct 
 	return 0;
 }
 
-int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, struct nvt_err *err)
+/* The header decoded, the file or member size taken: rec->file_bytes and rec->complete set. */
+static int read_header(const struct nvt_layout *l, const int *fd, struct nvt_recording *rec,
+		       const char *name, struct nvt_err *err)
 {
-	int fd[NVT_MAX_MEMBERS];
-	uint8_t *buf;
+	struct nvt_err serr = {0};
 	uint64_t size, hl;
 	bool blockdev;
-	char name[512];
-	struct nvt_err serr = {0};
+	uint8_t *buf = calloc(1, NVT_HEADER_SIZE);
 	int rc = -1;
 
-	nvt_layout_name(l, name, sizeof(name));
-	if (nvt_layout_check(l, err))
-		return -1;
-	/* O_NONBLOCK: a FIFO given by mistake must not hang us */
-	if (nvt_layout_open(l, O_RDONLY | O_NONBLOCK, fd, err))
-		return -1;
-	buf = calloc(1, NVT_HEADER_SIZE);
 	if (!buf) {
 		nvt_err_set(err, ENOMEM, "out of memory");
-		goto out;
+		return -1;
 	}
 	if (nvt_layout_size(l, fd, &size, &blockdev, &serr)) {
 		nvt_err_set(err, serr.code, "%s", serr.msg);
@@ -95,31 +88,48 @@ int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, st
 		goto out;
 	rec->file_bytes = size;
 	rec->complete = (rec->flags & NVT_FLAG_COMPLETE) != 0;
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
+/* The members given against the stripe the header describes. */
+static int check_layout(const struct nvt_layout *l, const struct nvt_recording *rec,
+			const char *name, struct nvt_err *err)
+{
 	/* a stripe read through md (or any assembled image) is one device holding it all; one
 	 * member alone is too short for what its header describes */
-	bool assembled =
-		l->n == 1 && rec->members > 1 &&
-		size >= rec->data_offset + (rec->complete ? rec->data_bytes : rec->durable_bytes);
-	if ((rec->members > 1 || l->n > 1) && !assembled &&
-	    (rec->members != l->n || rec->stripe_bytes != l->stripe ||
-	     rec->member_offset != l->member_offset)) {
-		if (rec->members > 1) {
-			nvt_err_set(err, EINVAL,
-				    "%s: the recording is striped over %u members with %llu KiB "
-				    "chunks, %llu bytes into each",
-				    name, rec->members,
-				    (unsigned long long)(rec->stripe_bytes >> 10),
-				    (unsigned long long)rec->member_offset);
-			nvt_err_set_hint(err, NVT_HINT_LAYOUT, rec->members, rec->stripe_bytes,
-					 rec->member_offset);
-		} else {
-			nvt_err_set(
-				err, EINVAL,
-				"%s: %s is a single-file recording, not a stripe: give it alone",
-				name, l->path[0]);
-		}
-		goto out;
+	bool assembled = l->n == 1 && rec->members > 1 &&
+			 rec->file_bytes >= rec->data_offset + (rec->complete ? rec->data_bytes
+									      : rec->durable_bytes);
+
+	if ((rec->members <= 1 && l->n <= 1) || assembled ||
+	    (rec->members == l->n && rec->stripe_bytes == l->stripe &&
+	     rec->member_offset == l->member_offset))
+		return 0;
+	if (rec->members > 1) {
+		nvt_err_set(err, EINVAL,
+			    "%s: the recording is striped over %u members with %llu KiB "
+			    "chunks, %llu bytes into each",
+			    name, rec->members, (unsigned long long)(rec->stripe_bytes >> 10),
+			    (unsigned long long)rec->member_offset);
+		nvt_err_set_hint(err, NVT_HINT_LAYOUT, rec->members, rec->stripe_bytes,
+				 rec->member_offset);
+	} else {
+		nvt_err_set(err, EINVAL,
+			    "%s: %s is a single-file recording, not a stripe: give it alone", name,
+			    l->path[0]);
 	}
+	return -1;
+}
+
+/* The length a reader may trust, checked against what the files hold. */
+static int derive_valid(const struct nvt_layout *l, const int *fd, struct nvt_recording *rec,
+			const char *name, struct nvt_err *err)
+{
+	uint64_t size = rec->file_bytes;
+
 	if (rec->complete) {
 		uint64_t end = rec->data_offset + rec->data_bytes;
 		if (rec->index_bytes && rec->index_offset < end) {
@@ -128,12 +138,12 @@ int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, st
 				"%s: header places the index (%llu) inside the data (ends %llu)",
 				name, (unsigned long long)rec->index_offset,
 				(unsigned long long)end);
-			goto out;
+			return -1;
 		}
 		if (rec->index_bytes)
 			end = rec->index_offset + rec->index_bytes;
 		if (check_extent(l, fd, rec, end, name, err))
-			goto out;
+			return -1;
 		rec->valid_bytes = rec->data_bytes;
 	} else if (rec->format == NVT_FMT_NVTAPE) {
 		rec->valid_bytes = rec->durable_bytes;
@@ -143,16 +153,33 @@ int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, st
 				    "lies beyond the end of the file (%llu bytes)",
 				    name, (unsigned long long)rec->durable_bytes,
 				    (unsigned long long)size);
-			goto out;
+			return -1;
 		}
 	} else {
 		/* fdrec never checkpoints: everything after the header is candidate data */
 		rec->valid_bytes = size > NVT_HEADER_SIZE ? size - NVT_HEADER_SIZE : 0;
 		rec->valid_bytes -= rec->valid_bytes % NVT_BEAT_BYTES;
 	}
-	rc = 0;
-out:
-	free(buf);
+	return 0;
+}
+
+int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, struct nvt_err *err)
+{
+	int fd[NVT_MAX_MEMBERS];
+	char name[512];
+	int rc;
+
+	nvt_layout_name(l, name, sizeof(name));
+	if (nvt_layout_check(l, err))
+		return -1;
+	/* O_NONBLOCK: a FIFO given by mistake must not hang us */
+	if (nvt_layout_open(l, O_RDONLY | O_NONBLOCK, fd, err))
+		return -1;
+	rc = read_header(l, fd, rec, name, err);
+	if (!rc)
+		rc = check_layout(l, rec, name, err);
+	if (!rc)
+		rc = derive_valid(l, fd, rec, name, err);
 	nvt_layout_close(l, fd);
 	return rc;
 }
