@@ -39,6 +39,7 @@ enum nvt_err_hint {
 	NVT_HINT_SMALLER_RING, /* the ring cannot be allocated: fewer or smaller chunks */
 	NVT_HINT_LAYOUT,       /* a striped recording: hint_val = members, stripe, offset */
 	NVT_HINT_OTHER_SINK,   /* the sink cannot take this recording: choose another */
+	NVT_HINT_GIVE_SIZE,    /* the length must be known up front: a size, or duration and rate */
 };
 
 /* A failed call leaves its reason here: errno-style code plus a message that names the fix. */

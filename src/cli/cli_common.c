@@ -230,6 +230,9 @@ const char *cli_err_msg(const struct nvt_err *e)
 			 (unsigned long long)(e->hint_val[1] >> 10),
 			 (unsigned long long)e->hint_val[2]);
 		break;
+	case NVT_HINT_GIVE_SIZE:
+		snprintf(hint, sizeof(hint), " (give --size, or --duration with --rate)");
+		break;
 	case NVT_HINT_OTHER_SINK:
 		snprintf(hint, sizeof(hint), ": --sink stdout or --sink null");
 		break;

@@ -94,10 +94,10 @@ static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 	if ((e->caps & NVT_ENGINE_FILE_NEEDS_SIZE) && !reserve && r->layout.n == 1 &&
 	    strncmp(r->layout.path[0], "/dev/", 5)) {
 		nvt_err_param(err,
-			      "the %s engine writes a file only with its length known up front (a "
-			      "size, or a duration with a rate): the file is allocated and mapped "
-			      "before the first write",
+			      "the %s engine into a file needs its length up front: the file is "
+			      "allocated and mapped before the first write",
 			      e->name);
+		nvt_err_set_hint(err, NVT_HINT_GIVE_SIZE, 0, 0, 0);
 		return -EINVAL;
 	}
 	for (unsigned m = 0; m < r->layout.n; m++) {

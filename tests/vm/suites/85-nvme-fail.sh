@@ -28,8 +28,8 @@ check nvme-drive-stops-responding nvme_hung
 nvme_end() {
 	nvtape record -q --force --engine nvme --chunk 4M $D1 >/tmp/e.out 2>/tmp/e.err
 	rc=$?
-	echo "NVT-INFO end of namespace: exit $rc, $(field bytes </tmp/e.out) bytes, reason $(field reason </tmp/e.out)"
-	[ $rc = 1 ] && [ "$(field reason </tmp/e.out)" = no-space ] || { cat /tmp/e.err /tmp/e.out; return 1; }
+	echo "NVT-INFO end of namespace: exit $rc, $(field bytes </tmp/e.out) bytes, reason $(field stop_reason </tmp/e.out)"
+	[ $rc = 1 ] && [ "$(field stop_reason </tmp/e.out)" = no-space ] || { cat /tmp/e.err /tmp/e.out; return 1; }
 	# every written beat is there; the beats the source had captured beyond the end are
 	# counted as dropped after the last beat (exit 2), as on the block path
 	nvtape verify -q --engine nvme $D1 >/tmp/v.out
