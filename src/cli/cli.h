@@ -55,7 +55,8 @@ void cli_install_signals(void);
 const char *cli_err_msg(const struct nvt_err *e);
 /* Exit code of a library call's result: rc 0 -> clean or data problem; refused options -> 64. */
 int cli_exit_of(int rc, const struct nvt_err *err, bool data_problem);
-/* "  name  help" lines of the engines, sources or sinks the library has registered. */
+/* "  name  help" lines of the engines ("read-engines": those that store data), sources or
+ * sinks the library has registered. */
 void cli_list_registry(FILE *f, const char *what);
 /* Print "nvtape CMD: msg (see --help)" and return NVT_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -250,20 +250,45 @@ int cli_exit_of(int rc, const struct nvt_err *err, bool data_problem)
 	return err->flags & NVT_ERR_PARAM ? NVT_EXIT_USAGE : NVT_EXIT_RUNTIME;
 }
 
+/* "  name     help", the help wrapped at 80 columns under itself. */
+static void list_line(FILE *f, const char *name, const char *help)
+{
+	const int indent = 11, width = 80 - indent;
+	const char *p = help;
+
+	fprintf(f, "  %-8s ", name);
+	while (*p) {
+		int n = (int)strlen(p);
+		if (n > width) {
+			n = width;
+			while (n > 0 && p[n] != ' ')
+				n--;
+			if (n == 0)
+				n = width;
+		}
+		fprintf(f, "%.*s\n", n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			fprintf(f, "%*s", indent, "");
+	}
+}
+
 void cli_list_registry(FILE *f, const char *what)
 {
 	struct nvt_engine_info e;
 
-	if (!strcmp(what, "engines")) {
+	if (!strcmp(what, "engines") || !strcmp(what, "read-engines")) {
 		for (unsigned i = 0; nvt_engine_info_at(i, &e) == 0; i++)
-			if (!(e.caps & NVT_ENGINE_INTERNAL))
-				fprintf(f, "  %-8s %s\n", e.name, e.help);
+			if (cli_engine_ok(e.name, strcmp(what, "engines") == 0))
+				list_line(f, e.name, e.help);
 	} else if (!strcmp(what, "sources")) {
 		for (unsigned i = 0; nvt_source_at(i); i++)
-			fprintf(f, "  %-8s %s\n", nvt_source_at(i)->name, nvt_source_at(i)->help);
+			list_line(f, nvt_source_at(i)->name, nvt_source_at(i)->help);
 	} else if (!strcmp(what, "sinks")) {
 		for (unsigned i = 0; nvt_sink_at(i); i++)
-			fprintf(f, "  %-8s %s\n", nvt_sink_at(i)->name, nvt_sink_at(i)->help);
+			list_line(f, nvt_sink_at(i)->name, nvt_sink_at(i)->help);
 	}
 }
 

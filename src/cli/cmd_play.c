@@ -16,9 +16,8 @@ static const char play_help[] =
 	"Usage: nvtape play [options] FILE...\n"
 	"Play a recording into a sink at a programmed rate: O_DIRECT reads, several in flight,\n"
 	"in file order into the ring, which is full before the sink starts.\n\n"
-	"  --sink checker|stdout|null  checker: check every beat of a test-pattern recording\n"
-	"                       (the default for those; a DAC model); stdout: the data (not the\n"
-	"                       header) to standard output; null: consume and discard\n"
+	"  --sink NAME          where the data goes (default checker, for test-pattern\n"
+	"                       recordings; Sinks below)\n"
 	"  --rate R             sink rate per second: bytes 1500MB (10^6) or 1G (2^30), bits\n"
 	"                       12Gbps or 800Mbit/s; max = as fast as the reads go (default)\n"
 	"  --loop N             play the file N times seamlessly (0 = until Ctrl-C; default 1)\n"
@@ -300,6 +299,8 @@ static int parse_play(int argc, char **argv, struct nvt_play_opts *o, struct pla
 			break;
 		case 'h':
 			fputs(play_help, stdout);
+			fputs("\nSinks:\n", stdout);
+			cli_list_registry(stdout, "sinks");
 			return -1;
 		case ':':
 			return cli_usage_error("%s needs a value", argv[optind - 1]);

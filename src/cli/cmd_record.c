@@ -14,8 +14,7 @@ static const char record_help[] =
 	"Usage: nvtape record [options] FILE...\n"
 	"Record a stream to FILE, a file or a raw block device (O_DIRECT, zero-copy from a\n"
 	"hugepage ring).\n\n"
-	"  --source tpg|stdin   tpg: test pattern {seq, ~seq} (default); stdin: bytes from\n"
-	"                       standard input, back-pressured (never drops)\n"
+	"  --source NAME        where the data comes from (default tpg; Sources below)\n"
 	"  --rate R             test-pattern rate per second: bytes 1500MB (10^6) or 1G (2^30),\n"
 	"                       bits 12Gbps or 800Mbit/s (10^3 steps, to the nearest byte);\n"
 	"                       max = unpaced, as fast as the storage takes it (default)\n"
@@ -27,10 +26,9 @@ static const char record_help[] =
 	"  --chunks N           ring chunks (default 32)\n"
 	"  --qd Q               writes in flight (default 8; nvme: commands in flight per\n"
 	"                       drive, default 32, at most 63)\n"
-	"  --engine file|null|nvme  file: io_uring O_DIRECT (default); null: store nothing;\n"
-	"                       nvme: NVMe commands built by nvtape, io_uring passthrough\n"
-	"                       (namespaces /dev/nvmeXnY or /dev/ngXnY, or a file on an\n"
-	"                       XFS/exFAT volume over them: give --size)\n"
+	"  --engine NAME        how the data reaches the drives (default file; Engines below);\n"
+	"                       nvme takes namespaces /dev/nvmeXnY or /dev/ngXnY, or a file on\n"
+	"                       an XFS/exFAT volume over them (give --size)\n"
 	"  --format nvtape|fdrec  file format (fdrec: FPGA Drive Recorder v1, byte for byte)\n"
 	"  --timeout T          stall watchdog (default 10 s)\n"
 	"  --force              record onto a block device that carries a filesystem, RAID\n"
@@ -40,10 +38,24 @@ static const char record_help[] =
 	"                       --size or --duration they show the % done and the ETA\n"
 	"  --json               one JSON object on stdout instead of the human summary, also\n"
 	"                       on errors (docs/json.md)\n"
-	"  -q, --quiet          no banner and no live stats\n" CLI_LAYOUT_HELP "  -h, --help\n\n"
+	"  -q, --quiet          no banner and no live stats\n" CLI_LAYOUT_HELP "  -h, --help\n\n";
+
+static const char record_help_tail[] =
 	"A source that cannot be stalled (tpg at a --rate) drops beats when the storage falls\n"
 	"behind: they are counted, their positions indexed, and the exit code is "
 	"2.\n\n" EXIT_CODES_HELP;
+
+/* The help, with the sources and engines the library has registered. */
+static void record_usage(FILE *f)
+{
+	fputs(record_help, f);
+	fputs("Sources:\n", f);
+	cli_list_registry(f, "sources");
+	fputs("Engines:\n", f);
+	cli_list_registry(f, "engines");
+	fputc('\n', f);
+	fputs(record_help_tail, f);
+}
 
 struct rec_cli {
 	bool json, quiet, tty, rate_given, qd_given;
@@ -270,7 +282,7 @@ static int parse_record(int argc, char **argv, struct nvt_record_opts *o, struct
 			c->quiet = true;
 			break;
 		case 'h':
-			fputs(record_help, stdout);
+			record_usage(stdout);
 			return -1;
 		case ':':
 			return cli_usage_error("%s needs a value", argv[optind - 1]);

@@ -150,6 +150,8 @@ static int verify_option(int opt, char **argv, struct ver_cli *c, struct nvt_ver
 										  : 0;
 	case 'h':
 		fputs(verify_help, stdout);
+		fputs("\nEngines:\n", stdout);
+		cli_list_registry(stdout, "read-engines");
 		return -1;
 	case ':':
 		return cli_usage_error("%s needs a value", argv[optind - 1]);
