@@ -294,6 +294,7 @@ int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
+	nvt_record_opts_init(&r->o); /* fields a smaller (older) struct lacks get defaults */
 	memcpy(&r->o, o, o->struct_size);
 	nvt_ring_init(&r->ring);
 	pthread_mutex_init(&r->ev_lock, NULL);
