@@ -185,9 +185,6 @@ struct nvt_recording {
 };
 
 NVT_API uint32_t nvt_crc32c(uint32_t crc, const void *buf, size_t len);
-/* An Identify string (space-padded, not terminated) of n bytes, trimmed, into dst. */
-NVT_API void nvt_id_str(char *dst, size_t cap, const char *src, size_t n);
-NVT_API void nvt_drive_from_id(struct nvt_drive *d, const struct nvt_drive_id *id);
 
 /* Encode / decode. decode validates magic, version, sizes and CRC and says what is wrong. */
 NVT_API void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *out);

@@ -41,19 +41,6 @@ NVT_API const char *nvt_layout_name(const struct nvt_layout *l, char *buf, size_
 /* Check the geometry (member count, stripe a multiple of 4 KiB, offset aligned). */
 NVT_API int nvt_layout_check(const struct nvt_layout *l, struct nvt_err *err);
 
-/* Synchronous I/O over the layout through open descriptors fd[0..n-1]. */
-NVT_API int nvt_layout_pread(const struct nvt_layout *l, const int *fd, void *buf, uint64_t len,
-			     uint64_t off);
-NVT_API int nvt_layout_pwrite(const struct nvt_layout *l, const int *fd, const void *buf,
-			      uint64_t len, uint64_t off);
-/* Open every member (flags as for open(2)); on failure closes what it opened. */
-NVT_API int nvt_layout_open(const struct nvt_layout *l, int flags, int *fd, struct nvt_err *err);
-NVT_API void nvt_layout_close(const struct nvt_layout *l, int *fd);
-/* Logical size: a single member's size; for stripes, what the members hold together (files)
- * or n x the smallest member (devices), whole stripe rows only for devices. */
-NVT_API int nvt_layout_size(const struct nvt_layout *l, const int *fd, uint64_t *size,
-			    bool *blockdev, struct nvt_err *err);
-
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "storage/layout_io.h"
 #include "nvtape/pattern.h"
 #include "nvtape/recover.h"
 #include "control/scan.h"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format/lifecycle.h"
 #include "nvtape/format.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

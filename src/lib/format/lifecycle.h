@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* The header's life while recording, in one place: what begin, each checkpoint and the finish
- * set, and the fields every reader derives (complete, valid_bytes). */
+ * set, and the fields every reader derives (complete, valid_bytes); the drive identity strings
+ * it stores. */
 #ifndef NVT_FORMAT_LIFECYCLE_H
 #define NVT_FORMAT_LIFECYCLE_H
 
 #include "nvtape/format.h"
+
+/* An Identify string (space-padded, not terminated) of n bytes, trimmed, into dst. */
+void nvt_id_str(char *dst, size_t cap, const char *src, size_t n);
+void nvt_drive_from_id(struct nvt_drive *d, const struct nvt_drive_id *id);
 
 /* Version, data offset, host, writer and start time of a recording about to be written. */
 void nvt_recording_begin(struct nvt_recording *rec, uint64_t now_real_ns);

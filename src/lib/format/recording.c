@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "storage/layout_io.h"
 #include "nvtape/format.h"
 #include "nvtape/layout.h"
 #include "format/lifecycle.h"

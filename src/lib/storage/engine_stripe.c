@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "storage/layout_io.h"
 #include "storage/engine.h"
 #include "nvtape/layout.h"
 #include "util/sysutil.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "storage/layout_io.h"
 #include "nvtape/layout.h"
 #include "util/sysutil.h"
 

@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "format/lifecycle.h"
 #include "storage/nvme/nvme_engine.h"
 #include "storage/nvme/nvme_status.h"
 #include "sys/sysfs.h"
