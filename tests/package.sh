@@ -91,8 +91,9 @@ passed=$((passed + 1))
 echo "ok: apt-get install of the three packages"
 step "nvtape --version prints nvtape $version" \
 	bash -c "[ \"\$(/usr/bin/nvtape --version)\" = 'nvtape $version' ]"
-step "nvtape links libnvtape statically (no libnvtape.so.1 needed yet)" \
-	bash -c "! ldd /usr/bin/nvtape | grep -q libnvtape"
+step "nvtape is a client of the installed libnvtape.so.1, and its package depends on libnvtape1" \
+	bash -c "ldd /usr/bin/nvtape | grep -qE '^\s*libnvtape\.so\.1 => (/usr)?/lib/$multiarch/libnvtape\.so\.1 ' &&
+	dpkg-query -W -f='\${Depends}' nvtape | grep -q 'libnvtape1'"
 step "man -w nvtape-record" bash -c "man -w nvtape-record | grep -qx /usr/share/man/man1/nvtape-record.1.gz"
 for c in $(/usr/bin/nvtape list commands); do
 	step "man page of nvtape $c renders" bash -c "MANWIDTH=80 LC_ALL=C man nvtape-$c 2>&1 | grep -qE '^ +nvtape-$c +- '"

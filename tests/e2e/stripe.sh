@@ -75,4 +75,15 @@ if [ "$(id -u)" = 0 ]; then
 	[ "$(field drops_match)" = 1 ] && [ "$(field gap_beats)" -gt 0 ] || fail "drops on a stripe"
 	ok "two throttled drives: $drops drops, gap beats == drop count at the indexed positions"
 fi
+# the same file twice, by name or through a link: refused before anything is written
+: >"$T/same.nvt"
+ln -s "$T/same.nvt" "$T/link.nvt"
+expect_rc 64 "$NVT" record --size 8M "$T/same.nvt" "$T/same.nvt"
+grep -q "same file" "$T/err" || fail "same member twice: $(cat "$T/err")"
+expect_rc 64 "$NVT" record --size 8M "$T/same.nvt" "$T/link.nvt"
+grep -q "same file" "$T/err" || fail "a member and a link to it: $(cat "$T/err")"
+expect_rc 64 "$NVT" record --size 8M "$T/new1.nvt" "$T/new1.nvt"
+grep -q "given twice" "$T/err" || fail "a new file given twice: $(cat "$T/err")"
+[ ! -s "$T/same.nvt" ] && [ ! -e "$T/new1.nvt" ] || fail "a refused stripe wrote something"
+ok "the same file twice (by name or through a link) as two members: usage error, nothing written"
 echo "stripe: all passed"

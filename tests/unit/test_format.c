@@ -7,9 +7,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "nvtape/format.h"
+#include "nvtape/layout.h"
 
 static void sample(struct nvt_recording *r)
 {
@@ -165,6 +167,65 @@ static void test_index_skips_unknown_records(void **state)
 	assert_int_equal(nvt_index_decode(buf, p - 8, &out, &n, &err), -EPROTO);
 }
 
+/* A header whose lengths wrap around 2^64 or exceed the file: refused, never trusted. */
+static int open_with_header(const void *hdr, size_t file_bytes, struct nvt_recording *out,
+			    struct nvt_err *err)
+{
+	char path[] = "/tmp/nvt-fmt-XXXXXX";
+	int fd = mkstemp(path);
+	struct nvt_layout l;
+	int rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, hdr, NVT_HEADER_SIZE), NVT_HEADER_SIZE);
+	assert_int_equal(ftruncate(fd, (off_t)file_bytes), 0);
+	close(fd);
+	nvt_layout_resolve(NULL, path, &l);
+	rc = nvt_recording_open(&l, out, err);
+	unlink(path);
+	return rc;
+}
+
+static void test_sizes_that_wrap(void **state)
+{
+	struct nvt_recording r, got;
+	struct nvt_header h;
+	struct fdrec_header fh;
+	struct nvt_err err = {0};
+	(void)state;
+
+	sample(&r);
+	r.index_offset = r.index_bytes = 0;
+	r.flags = NVT_FLAG_COMPLETE;
+	r.data_bytes = UINT64_MAX - 4095; /* 4096 + this wraps to 0 */
+	nvt_header_encode(&r, &h);
+	assert_int_not_equal(open_with_header(&h, 1 << 20, &got, &err), 0);
+	assert_non_null(strstr(err.msg, "overflow"));
+
+	nvt_err_clear(&err);
+	r.data_bytes = 8u << 20; /* CRC-valid, but more than the 1 MiB file holds */
+	nvt_header_encode(&r, &h);
+	assert_int_not_equal(open_with_header(&h, 1 << 20, &got, &err), 0);
+	assert_non_null(strstr(err.msg, "more than the file"));
+
+	nvt_err_clear(&err);
+	r.flags = 0; /* incomplete: a checkpoint length that wraps */
+	r.data_bytes = 0;
+	r.durable_bytes = UINT64_MAX - 100;
+	nvt_header_encode(&r, &h);
+	assert_int_not_equal(open_with_header(&h, 1 << 20, &got, &err), 0);
+
+	nvt_err_clear(&err);
+	sample(&r); /* an fdrec header has no CRC to catch it */
+	r.format = NVT_FMT_FDREC;
+	r.flags = NVT_FLAG_COMPLETE;
+	r.source_kind = NVT_SRC_TPG;
+	r.data_bytes = UINT64_MAX - 4095;
+	fdrec_header_encode(&r, &fh);
+	assert_int_not_equal(open_with_header(&fh, 1 << 20, &got, &err), 0);
+	assert_non_null(strstr(err.msg, "overflow"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +235,7 @@ int main(void)
 		cmocka_unit_test(test_fdrec_roundtrip),
 		cmocka_unit_test(test_index_roundtrip),
 		cmocka_unit_test(test_index_skips_unknown_records),
+		cmocka_unit_test(test_sizes_that_wrap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
  * everything up to the last non-zero 4 KiB block. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -264,16 +266,67 @@ static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nv
 	return rc;
 }
 
-int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res)
+/* One try at claiming every member: each device exclusively, each file's lock. 0, -EBUSY
+ * (held; *busy names the member), or -1 with err set. */
+static int try_claim(const struct nvt_layout *L, int *fd, const char **busy, struct nvt_err *err)
+{
+	struct nvt_err oerr = {0};
+
+	if (nvt_layout_open(L, O_RDONLY | O_EXCL, fd, &oerr)) {
+		if (oerr.code != EBUSY) {
+			*err = oerr;
+			return -1;
+		}
+		*busy = NULL;
+		return -EBUSY;
+	}
+	for (unsigned m = 0; m < L->n; m++) {
+		struct stat st;
+		if (fstat(fd[m], &st) == 0 && S_ISREG(st.st_mode) &&
+		    flock(fd[m], LOCK_EX | LOCK_NB)) {
+			*busy = L->path[m];
+			nvt_layout_close(L, fd);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/* A recording still being written is left alone: its writer holds each member file's lock, or
+ * each device exclusively. The claim is kept while recover works, so that no recording starts
+ * on the members meanwhile. A writer that was just killed lets go a moment after it died (its
+ * io_uring is torn down after the process): ask again for up to two seconds. */
+static int claim(const struct nvt_layout *L, int *fd, struct nvt_err *err)
+{
+	const char *busy = NULL;
+	char name[256];
+	int rc;
+
+	for (int i = 0; (rc = try_claim(L, fd, &busy, err)) == -EBUSY && i < 20; i++)
+		nvt_sleep_until(nvt_mono_ns() + 100000000ull);
+	if (rc != -EBUSY)
+		return rc ? -1 : 0;
+	if (busy)
+		nvt_err_set(err, EBUSY,
+			    "%s is being written by a recording (it holds the file's lock): "
+			    "recover it once that recording has ended; nothing was changed",
+			    busy);
+	else
+		nvt_err_set(err, EBUSY,
+			    "%s is in use (a recording is writing it, or it is mounted or held): "
+			    "recover it once that has ended; nothing was changed",
+			    nvt_layout_name(L, name, sizeof(name)));
+	return -1;
+}
+
+static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_layout *L,
+			   struct nvt_recover_result *res)
 {
 	struct rstate s = {0};
 	struct nvt_recording *rec = &res->after;
 	uint64_t data_avail;
-	struct nvt_layout L;
 
-	memset(res, 0, sizeof(*res));
-	nvt_layout_resolve(&o->layout, o->path, &L);
-	if (nvt_recording_open(&L, &res->before, &res->err))
+	if (nvt_recording_open(L, &res->before, &res->err))
 		return -(res->err.code ? res->err.code : EIO);
 	*rec = res->before;
 	if (rec->complete) {
@@ -288,12 +341,12 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	s.chk.on_event = on_gap;
 	s.chk.arg = &s;
 	nvt_checker_init(&s.chk, rec->first_seq);
-	if (scan_data(o, &L, &s, data_avail, &res->err)) {
+	if (scan_data(o, L, &s, data_avail, &res->err)) {
 		free(s.ev);
 		return -(res->err.code ? res->err.code : EIO);
 	}
 	mark_recovered(&s, res, data_avail);
-	if (rewrite(&L, &s, &res->err)) {
+	if (rewrite(L, &s, &res->err)) {
 		free(s.ev);
 		return -(res->err.code ? res->err.code : EIO);
 	}
@@ -301,4 +354,19 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 	rec->complete = true;
 	rec->valid_bytes = s.valid;
 	return 0;
+}
+
+int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res)
+{
+	int held[NVT_MAX_MEMBERS];
+	struct nvt_layout L;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	nvt_layout_resolve(&o->layout, o->path, &L);
+	if (claim(&L, held, &res->err))
+		return -(res->err.code ? res->err.code : EIO);
+	rc = recover_claimed(o, &L, res);
+	nvt_layout_close(&L, held);
+	return rc;
 }

@@ -95,15 +95,45 @@ out:
 	return rc;
 }
 
+/* Every length the header gives must fit the 64-bit byte space and the file or device: a
+ * damaged or hostile header must not make a reader trust data that is not there. */
+static int check_sizes(const struct nvt_recording *rec, const char *name, struct nvt_err *err)
+{
+	uint64_t data_end, durable_end, index_end;
+
+	if (__builtin_add_overflow(rec->data_offset, rec->data_bytes, &data_end) ||
+	    __builtin_add_overflow(rec->data_offset, rec->durable_bytes, &durable_end) ||
+	    __builtin_add_overflow(rec->index_offset, rec->index_bytes, &index_end)) {
+		nvt_err_set(
+			err, EPROTO,
+			"%s: the header's lengths overflow (data %llu, durable %llu, index %llu "
+			"at %llu): the header is damaged",
+			name, (unsigned long long)rec->data_bytes,
+			(unsigned long long)rec->durable_bytes,
+			(unsigned long long)rec->index_bytes,
+			(unsigned long long)rec->index_offset);
+		return -1;
+	}
+	if (rec->complete && data_end > rec->file_bytes) {
+		nvt_err_set(err, EPROTO,
+			    "%s: the header claims %llu data bytes, more than the file or device "
+			    "holds (%llu bytes): the recording is truncated or its header damaged",
+			    name, (unsigned long long)rec->data_bytes,
+			    (unsigned long long)rec->file_bytes);
+		return -1;
+	}
+	return 0;
+}
+
 /* The members given against the stripe the header describes. */
 static int check_layout(const struct nvt_layout *l, const struct nvt_recording *rec,
 			const char *name, struct nvt_err *err)
 {
 	/* a stripe read through md (or any assembled image) is one device holding it all; one
 	 * member alone is too short for what its header describes */
-	bool assembled = l->n == 1 && rec->members > 1 &&
-			 rec->file_bytes >= rec->data_offset + (rec->complete ? rec->data_bytes
-									      : rec->durable_bytes);
+	bool assembled = l->n == 1 && rec->members > 1 && rec->file_bytes >= rec->data_offset &&
+			 rec->file_bytes - rec->data_offset >=
+				 (rec->complete ? rec->data_bytes : rec->durable_bytes);
 
 	if ((rec->members <= 1 && l->n <= 1) || assembled ||
 	    (rec->members == l->n && rec->stripe_bytes == l->stripe &&
@@ -179,6 +209,8 @@ int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, st
 	rc = read_header(l, fd, rec, name, err);
 	if (!rc)
 		rc = check_layout(l, rec, name, err);
+	if (!rc)
+		rc = check_sizes(rec, name, err);
 	if (!rc)
 		rc = derive_valid(l, fd, rec, name, err);
 	nvt_layout_close(l, fd);

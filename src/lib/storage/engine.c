@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "storage/engine.h"
 #include "nvtape/layout.h"
@@ -123,4 +125,25 @@ void nvt_engine_close(struct nvt_engine *e)
 	if (e->ops)
 		e->ops->close(e);
 	e->ops = NULL;
+}
+
+int nvt_lock_output(int fd, const char *path, struct nvt_err *err)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int rc = errno;
+		if (rc == EWOULDBLOCK)
+			nvt_err_set(err, EBUSY,
+				    "%s is being written by another recording (it holds the file's "
+				    "lock): nothing was changed",
+				    path);
+		else
+			nvt_err_set(err, rc, "cannot lock %s: %s", path, strerror(rc));
+		return -(rc == EWOULDBLOCK ? EBUSY : rc);
+	}
+	if (ftruncate(fd, 0)) {
+		int rc = errno;
+		nvt_err_set(err, rc, "cannot truncate %s: %s", path, strerror(rc));
+		return -rc;
+	}
+	return 0;
 }

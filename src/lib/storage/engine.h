@@ -105,6 +105,10 @@ const struct nvt_engine_ops *nvt_engine_at(unsigned i);
 const char *nvt_engine_fixed_bufs_note(const struct nvt_engine *e, uint64_t ring_bytes, char *buf,
 				       size_t cap);
 
+/* A recording's output file: take its exclusive lock (a second writer, or recover, is
+ * refused while it is held), then empty it. 0 or -errno (-EBUSY: someone holds the lock). */
+int nvt_lock_output(int fd, const char *path, struct nvt_err *err);
+
 int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_engine_params *p,
 		    struct nvt_err *err);
 void nvt_engine_close(struct nvt_engine *e);

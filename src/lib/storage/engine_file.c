@@ -46,8 +46,10 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	fp->qd = p->qd;
 	if (stat(p->path, &st) == 0 && S_ISBLK(st.st_mode))
 		fp->blockdev = true;
-	else if (p->write)
-		flags |= O_TRUNC;
+	/* a device is claimed for the recording: refused while it, or any partition of it, is
+	 * mounted or held; a file is locked before it is truncated (see nvt_lock_output) */
+	if (fp->blockdev && p->write)
+		flags = O_WRONLY | O_EXCL;
 	fp->fd = open(p->path, flags | O_DIRECT | O_CLOEXEC, 0644);
 	if (fp->fd < 0 && errno == EINVAL) {
 		struct statfs sfs;
@@ -65,9 +67,22 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	}
 	if (fp->fd < 0) {
 		rc = errno;
-		nvt_err_set(err, rc, "cannot open %s%s: %s", p->path,
-			    p->write ? " for writing" : "", strerror(rc));
+		if (rc == EBUSY && fp->blockdev)
+			nvt_err_set(
+				err, rc,
+				"%s is in use (a filesystem on it or on one of its partitions is "
+				"mounted, or md, device-mapper or another program holds it): "
+				"nothing was written",
+				p->path);
+		else
+			nvt_err_set(err, rc, "cannot open %s%s: %s", p->path,
+				    p->write ? " for writing" : "", strerror(rc));
 		return -rc;
+	}
+	if (p->write && !fp->blockdev) {
+		rc = nvt_lock_output(fp->fd, p->path, err);
+		if (rc)
+			return rc;
 	}
 	rc = nvt_uring_open(&fp->u, p->qd * 2 + 8, &fp->fd, 1, p, 0, 0, 0, err);
 	if (rc)

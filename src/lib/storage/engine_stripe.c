@@ -50,16 +50,32 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 	for (unsigned m = 0; m < sp->l.n; m++) {
 		struct stat st;
 		int f = flags;
-		if (stat(sp->l.path[m], &st) == 0 && S_ISBLK(st.st_mode))
+		bool dev = stat(sp->l.path[m], &st) == 0 && S_ISBLK(st.st_mode);
+		if (dev)
 			sp->blockdev = true;
-		else if (p->write)
-			f |= O_TRUNC;
+		if (dev && p->write)
+			f = O_WRONLY |
+			    O_EXCL; /* claimed: refused while it or a partition is in use */
 		sp->fd[m] = open(sp->l.path[m], f | O_DIRECT | O_CLOEXEC, 0644);
 		if (sp->fd[m] < 0) {
 			rc = errno;
-			nvt_err_set(err, rc, "cannot open %s%s with O_DIRECT: %s", sp->l.path[m],
-				    p->write ? " for writing" : "", strerror(rc));
+			if (rc == EBUSY && dev)
+				nvt_err_set(
+					err, rc,
+					"%s is in use (a filesystem on it or on one of its "
+					"partitions is mounted, or md, device-mapper or another "
+					"program holds it): nothing was written",
+					sp->l.path[m]);
+			else
+				nvt_err_set(err, rc, "cannot open %s%s with O_DIRECT: %s",
+					    sp->l.path[m], p->write ? " for writing" : "",
+					    strerror(rc));
 			return -rc;
+		}
+		if (p->write && !dev) {
+			rc = nvt_lock_output(sp->fd[m], sp->l.path[m], err);
+			if (rc)
+				return rc;
 		}
 	}
 	/* pieces of one I/O: its length over the chunk, plus one for a misaligned start */

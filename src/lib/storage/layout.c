@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "storage/layout_io.h"
@@ -65,6 +66,43 @@ const char *nvt_layout_name(const struct nvt_layout *l, char *buf, size_t cap)
 	return buf;
 }
 
+/* Two members that are one file (the same name, a link to it) or one device would each hold
+ * half of a stripe in the same place: refused. Members that do not exist yet are distinct. */
+static int check_distinct(const struct nvt_layout *l, struct nvt_err *err)
+{
+	struct stat st[NVT_MAX_MEMBERS];
+	bool known[NVT_MAX_MEMBERS];
+
+	for (unsigned m = 0; m < l->n; m++) {
+		known[m] = stat(l->path[m], &st[m]) == 0;
+		for (unsigned k = 0; known[m] && k < m; k++) {
+			bool same = known[k] &&
+				    (S_ISBLK(st[m].st_mode) ? S_ISBLK(st[k].st_mode) &&
+								      st[m].st_rdev == st[k].st_rdev
+							    : st[m].st_dev == st[k].st_dev &&
+								      st[m].st_ino == st[k].st_ino);
+			if (same) {
+				nvt_err_param(
+					err,
+					"%s and %s are the same %s: every striped member must "
+					"be a file or device of its own",
+					l->path[k], l->path[m],
+					S_ISBLK(st[m].st_mode) ? "device" : "file");
+				return -EINVAL;
+			}
+		}
+		for (unsigned k = 0; !known[m] && k < m; k++)
+			if (!strcmp(l->path[k], l->path[m])) {
+				nvt_err_param(err,
+					      "%s is given twice: every striped member must be "
+					      "a file or device of its own",
+					      l->path[m]);
+				return -EINVAL;
+			}
+	}
+	return 0;
+}
+
 int nvt_layout_check(const struct nvt_layout *l, struct nvt_err *err)
 {
 	if (l->n < 1 || l->n > NVT_MAX_MEMBERS) {
@@ -80,7 +118,7 @@ int nvt_layout_check(const struct nvt_layout *l, struct nvt_err *err)
 		nvt_err_param(err, "the member offset must be a multiple of 4 KiB");
 		return -EINVAL;
 	}
-	return 0;
+	return check_distinct(l, err);
 }
 
 static int layout_io(const struct nvt_layout *l, const int *fd, void *buf, uint64_t len,

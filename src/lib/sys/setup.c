@@ -101,6 +101,18 @@ static int check_devices(const struct nvt_setup_opts *o, char *plan, size_t cap,
 				    o->devs[i], mnt, mnt);
 			return -EBUSY;
 		}
+		/* the exclusive claim mkfs relies on: refused while any partition is in use */
+		int xfd = open(o->devs[i], O_RDONLY | O_EXCL | O_CLOEXEC);
+		if (xfd < 0 && errno == EBUSY) {
+			nvt_err_set(
+				err, EBUSY,
+				"%s is in use (a filesystem on one of its partitions is mounted, "
+				"or another program holds it): nothing was changed",
+				o->devs[i]);
+			return -EBUSY;
+		}
+		if (xfd >= 0)
+			close(xfd);
 		if (nvt_probe_device(o->devs[i], what, sizeof(what)) < 0)
 			snprintf(what, sizeof(what), "unreadable contents");
 		int fd = open(o->devs[i], O_RDONLY | O_CLOEXEC);
