@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Recognizing what a block device already holds: the magic numbers of the filesystems, RAID
- * superblocks and partition tables a recording drive is likely to carry, read from the first
- * and last 128 KiB. */
+/* Recognizing what a block device already holds before nvtape writes over it: nvtape's and the
+ * FPGA Drive Recorder's own recordings, then everything libblkid knows (the probe wipefs and
+ * mkfs use: filesystems, RAID members, volume managers, crypto containers, partition tables),
+ * then nvtape's own short list of magic numbers as a second opinion. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <blkid/blkid.h>
 
 #include "sys/probe.h"
 #include "sys/sysfs.h"
@@ -88,6 +91,85 @@ bool nvt_probe_buffers(const uint8_t *h, size_t hl, const uint8_t *t, size_t tl,
 	return false;
 }
 
+/* blkid's TYPE in words; the type itself is appended for the record. */
+static void describe(const char *type, const char *usage, const char *version, char *what,
+		     size_t cap)
+{
+	static const struct {
+		const char *type, *words;
+	} names[] = {
+		{"ext2", "an ext2/3/4 filesystem"},
+		{"ext3", "an ext2/3/4 filesystem"},
+		{"ext4", "an ext2/3/4 filesystem"},
+		{"xfs", "an XFS filesystem"},
+		{"btrfs", "a btrfs filesystem"},
+		{"exfat", "an exFAT filesystem"},
+		{"vfat", "a FAT filesystem"},
+		{"ntfs", "an NTFS filesystem"},
+		{"swap", "swap space"},
+		{"crypto_LUKS", "a LUKS encrypted volume"},
+		{"LVM2_member", "an LVM physical volume"},
+		{"iso9660", "an ISO9660 image"},
+		{"zfs_member", "a ZFS pool member"},
+		{"bcache", "a bcache device"},
+		{"f2fs", "an F2FS filesystem"},
+	};
+
+	if (!strcmp(type, "linux_raid_member")) {
+		snprintf(what, cap, "an md RAID superblock (metadata %s; blkid: %s)",
+			 version ? version : "?", type);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(type, names[i].type)) {
+			snprintf(what, cap, "%s (blkid: %s)", names[i].words, type);
+			return;
+		}
+	snprintf(what, cap, "a %s signature (%s; blkid: %s)", type, usage ? usage : "data", type);
+}
+
+/* libblkid's safe probe: 1 found (what says what), 0 nothing, -errno. */
+static int probe_blkid(const char *path, char *what, size_t cap)
+{
+	blkid_probe pr = blkid_new_probe_from_filename(path);
+	const char *type = NULL, *usage = NULL, *version = NULL;
+	int rc;
+
+	if (!pr)
+		return errno ? -errno : -EIO;
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE |
+						      BLKID_SUBLKS_VERSION);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	rc = blkid_do_safeprobe(pr);
+	if (rc == 0) {
+		if (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL)) {
+			blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
+			blkid_probe_lookup_value(pr, "VERSION", &version, NULL);
+			describe(type, usage, version, what, cap);
+		} else if (!blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)) {
+			snprintf(what, cap, "a %s partition table (blkid: %s)",
+				 !strcmp(type, "dos")   ? "DOS (MBR)"
+				 : !strcmp(type, "gpt") ? "GPT"
+							: type,
+				 type);
+		} else {
+			snprintf(what, cap, "a signature blkid recognizes");
+		}
+		rc = 1;
+	} else if (rc == -2) {
+		snprintf(what, cap, "several conflicting signatures (blkid: ambiguous)");
+		rc = 1;
+	} else if (rc == 1) {
+		rc = 0;
+	} else {
+		rc = -EIO;
+	}
+	blkid_free_probe(pr);
+	return rc;
+}
+
 int nvt_probe_device(const char *path, char *what, size_t cap)
 {
 	struct nvt_err err = {0};
@@ -111,7 +193,9 @@ int nvt_probe_device(const char *path, char *what, size_t cap)
 	else if (pread(fd, h, hl, 0) != (ssize_t)hl ||
 		 pread(fd, t, tl, (off_t)(size - tl)) != (ssize_t)tl)
 		rc = -EIO;
-	else
+	else if (hl >= 8 && (!memcmp(h, "NVTAPE\0\0", 8) || !memcmp(h, "FDREC\0\0\0", 8)))
+		rc = nvt_probe_buffers(h, hl, t, tl, size, what, cap) ? 1 : 0;
+	else if ((rc = probe_blkid(path, what, cap)) == 0)
 		rc = nvt_probe_buffers(h, hl, t, tl, size, what, cap) ? 1 : 0;
 	free(h);
 	free(t);
