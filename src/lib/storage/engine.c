@@ -11,6 +11,9 @@
 #include "storage/engine.h"
 #include "nvtape/layout.h"
 
+/* The registry: one line per engine (its ops table lives in its own file). */
+extern const struct nvt_engine_ops nvt_engine_file, nvt_engine_null, nvt_engine_stripe,
+	nvt_engine_nvme;
 static const struct nvt_engine_ops *const engines[] = {&nvt_engine_file, &nvt_engine_null,
 						       &nvt_engine_stripe, &nvt_engine_nvme};
 

@@ -113,9 +113,5 @@ int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_eng
 		    struct nvt_err *err);
 void nvt_engine_close(struct nvt_engine *e);
 
-extern const struct nvt_engine_ops nvt_engine_file;
-extern const struct nvt_engine_ops nvt_engine_null;
-extern const struct nvt_engine_ops nvt_engine_stripe;
-extern const struct nvt_engine_ops nvt_engine_nvme;
 
 #endif

@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "nvtape/sink.h"
-#include "stream/builtin.h"
 
 #define MAX_SINKS 32
 
+/* The built-in sinks, each in its own file. */
+extern const struct nvt_sink_ops nvt_sink_checker, nvt_sink_stdout, nvt_sink_null;
 static const struct nvt_sink_ops *sinks[MAX_SINKS] = {&nvt_sink_checker, &nvt_sink_stdout,
 						      &nvt_sink_null};
 static unsigned nsinks = 3;

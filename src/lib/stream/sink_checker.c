@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "nvtape/format.h"
-#include "stream/builtin.h"
+#include "nvtape/sink.h"
 
 struct checker_sink {
 	struct nvt_checker chk;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The null sink: consumes at the programmed rate and discards (benchmarks). */
-#include "stream/builtin.h"
+#include "nvtape/sink.h"
 
 static int null_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t off,
 			struct nvt_err *err)

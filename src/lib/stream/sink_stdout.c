@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "stream/builtin.h"
+#include "nvtape/sink.h"
 
 static int stdout_open(void **state, const struct nvt_sink_args *a, struct nvt_err *err)
 {

@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "nvtape/source.h"
-#include "stream/builtin.h"
 
 #define MAX_SOURCES 32
 
+/* The built-in sources, each in its own file. */
+extern const struct nvt_source_ops nvt_source_tpg, nvt_source_stdin;
 static const struct nvt_source_ops *sources[MAX_SOURCES] = {&nvt_source_tpg, &nvt_source_stdin};
 static unsigned nsources = 2;
 
