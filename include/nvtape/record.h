@@ -54,6 +54,9 @@ struct nvt_record_opts {
 	uint32_t unit_bytes;     /* push API: bytes of one stream unit; drops count units (1) */
 	uint32_t source_kind;    /* push API: header source kind (NVT_SRC_API) */
 	const char *source_name; /* push API: stored in the header ("api") */
+	uint64_t first_seq;      /* test-pattern data: the seq of the first beat (nvt_record()
+				  * draws a random one per run, so that blocks an earlier run
+				  * left on a device never pass as this run's data) */
 	bool producer_times_duration;           /* the producer stops itself at duration_ns (a paced
 						 * source emits exactly what was due); the recorder only
 						 * sizes the reservation with it */

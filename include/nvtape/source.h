@@ -25,6 +25,7 @@ struct nvt_recorder;
 struct nvt_source_args {
 	uint64_t rate_bps;    /* paced sources; 0 = unpaced */
 	uint64_t duration_ns; /* the recording's duration limit, 0 = none */
+	uint64_t first_seq;   /* test-pattern sources: the seq of the first beat */
 	int fd;               /* descriptor to read (stdin source) */
 	const char *arg;      /* text after "NAME:", "" when none */
 	void *ctx;            /* nvt_record_opts.source_ctx */

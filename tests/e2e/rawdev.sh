@@ -31,6 +31,19 @@ expect_rc 0 "$NVT" recover "$raw"
 expect_rc 0 "$NVT" verify -q "$raw"
 ok "kill -9 on a raw device: recover + verify PASS ($(field bytes) bytes)"
 
+# an earlier, longer recording's blocks stay on the device: they must not pass as the killed
+# run's data (every run starts its pattern at a sequence of its own)
+expect_rc 0 "$NVT" record -q --force --size 200M "$raw"
+"$NVT" record -q --force --rate 100MB "$raw" >/dev/null 2>&1 &
+pid=$!
+sleep 0.6
+kill -9 $pid
+wait $pid 2>/dev/null
+expect_rc 0 "$NVT" recover "$raw"
+expect_rc 0 "$NVT" verify -q "$raw"
+[ "$(field bytes)" -lt 150000000 ] || fail "recover took the earlier run's blocks for new data ($(field bytes) bytes)"
+ok "killed after 0.6 s over an earlier 200 MiB recording: recover keeps only this run ($(field bytes) bytes)"
+
 expect_rc 1 "$NVT" record -q --force --size 1G "$raw"
 grep -q "holds 536870912 bytes, the recording needs" "$T/err" || fail "size check on a device"
 ok "--size larger than the device is refused"

@@ -139,6 +139,30 @@ static void test_index_roundtrip(void **state)
 	free(buf);
 }
 
+/* A damaged record after a good one: the decode fails and hands back nothing (no leak). */
+static void test_index_damaged_after_good_record(void **state)
+{
+	struct nvt_drop_event ev[2] = {{4096, 1, 1}, {8192, 2, 2}};
+	struct nvt_drop_event *out = (struct nvt_drop_event *)1;
+	struct nvt_index_record bad = {.type = 99, .entry_bytes = 8, .payload_bytes = 1u << 20};
+	struct nvt_index_header ih;
+	uint64_t n = 7, used;
+	uint32_t crc;
+	struct nvt_err err = {0};
+	uint8_t *buf = calloc(1, 8192);
+	(void)state;
+
+	assert_true(nvt_index_encode(ev, 2, buf, 8192, &used, &crc) > 0);
+	memcpy(&ih, buf, sizeof(ih));
+	ih.record_count = 2;
+	memcpy(buf, &ih, sizeof(ih));
+	memcpy(buf + used, &bad, sizeof(bad));
+	assert_int_equal(nvt_index_decode(buf, used + sizeof(bad), &out, &n, &err), -EPROTO);
+	assert_null(out);
+	assert_int_equal(n, 0);
+	free(buf);
+}
+
 static void test_index_skips_unknown_records(void **state)
 {
 	/* an index written by a later nvtape: an unknown record before the drop record */
@@ -206,7 +230,7 @@ static void test_sizes_that_wrap(void **state)
 	r.data_bytes = 8u << 20; /* CRC-valid, but more than the 1 MiB file holds */
 	nvt_header_encode(&r, &h);
 	assert_int_not_equal(open_with_header(&h, 1 << 20, &got, &err), 0);
-	assert_non_null(strstr(err.msg, "more than the file"));
+	assert_non_null(strstr(err.msg, "truncated or copied incompletely"));
 
 	nvt_err_clear(&err);
 	r.flags = 0; /* incomplete: a checkpoint length that wraps */
@@ -234,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_header_damage),
 		cmocka_unit_test(test_fdrec_roundtrip),
 		cmocka_unit_test(test_index_roundtrip),
+		cmocka_unit_test(test_index_damaged_after_good_record),
 		cmocka_unit_test(test_index_skips_unknown_records),
 		cmocka_unit_test(test_sizes_that_wrap),
 	};

@@ -168,12 +168,15 @@ static void *read_thread(void *arg)
 	/* the read thread opens the engine itself: its io_uring has a single issuer */
 	p->open_rc = open_io(p, &p->err);
 	if (p->open_rc) {
+		nvt_engine_close(&p->eng);
 		set_ready(p);
 		return NULL;
 	}
 	c0 = nvt_thread_cpu_ns();
 	read_loop(p);
 	p->cpu_ns = nvt_thread_cpu_ns() - c0;
+	/* the io_uring's single issuer takes it down, letting go of its files at once */
+	nvt_engine_close(&p->eng);
 	return NULL;
 }
 

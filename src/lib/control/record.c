@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "nvtape/recorder.h"
 #include "nvtape/source.h"
@@ -109,6 +111,15 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	ro.source_kind = s.ops->kind;
 	ro.source_name = s.ops->name;
 	ro.producer_times_duration = s.args.rate_bps != 0;
+	if (s.ops->caps & NVT_SOURCE_PATTERN) {
+		/* a stamp per run: an earlier run's blocks on the same device do not continue
+		 * this run's sequence, so recover can never take them for new data */
+		if (getrandom(&s.args.first_seq, sizeof(s.args.first_seq), 0) !=
+		    sizeof(s.args.first_seq))
+			s.args.first_seq = nvt_real_ns() ^ (uint64_t)getpid() << 40;
+		s.args.first_seq &= (1ull << 62) - 1; /* room for 2^62 beats before a wrap */
+		ro.first_seq = s.args.first_seq;
+	}
 	rc = nvt_recorder_open(&ro, &s.rec, &res->err);
 	if (rc)
 		return rc;

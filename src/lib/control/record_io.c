@@ -442,12 +442,18 @@ void *nvt_rec_io_thread(void *arg)
 	uint64_t c0;
 
 	prctl(PR_SET_NAME, "nvt-io");
-	if (nvt_rec_setup(r))
+	if (nvt_rec_setup(r)) {
+		nvt_engine_close(&r->eng);
 		return NULL;
+	}
 	c0 = nvt_thread_cpu_ns();
 	run_loop(r);
 	r->io_cpu_ns = nvt_thread_cpu_ns() - c0;
 	wait_producer_closed(r);
 	finish(r);
+	/* the thread that set the engine's io_uring up takes it down: only its single issuer
+	 * can let go of the registered files at once */
+	r->res.fixed_bufs = r->eng.fixed_bufs;
+	nvt_engine_close(&r->eng);
 	return NULL;
 }

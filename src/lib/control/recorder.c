@@ -222,6 +222,7 @@ static void describe(struct nvt_recorder *r)
 	rec->drive_count = r->eng.ndrives;
 	memcpy(rec->drive, r->eng.drive, sizeof(rec->drive));
 	rec->rate_bps = o->rate_bps;
+	rec->first_seq = o->first_seq;
 	nvt_recording_begin(rec, nvt_real_ns());
 }
 
@@ -536,7 +537,6 @@ static void fill_result(struct nvt_recorder *r, uint64_t t_end)
 	res->source_bytes = atomic_load(&r->produced);
 	res->io_cpu_ns = r->io_cpu_ns;
 	res->hugetlb = r->ring.hugetlb;
-	res->fixed_bufs = r->eng.fixed_bufs;
 }
 
 int nvt_recorder_close(struct nvt_recorder *r, struct nvt_record_result *out)

@@ -34,6 +34,15 @@ long nvt_index_encode(const struct nvt_drop_event *ev, uint64_t n, void *buf, si
 	return (long)padded;
 }
 
+/* A failed decode returns nothing: what an earlier record produced is freed. */
+static int drop_result(struct nvt_drop_event **evp, uint64_t *np, int rc)
+{
+	free(*evp);
+	*evp = NULL;
+	*np = 0;
+	return rc;
+}
+
 int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **evp, uint64_t *np,
 		     struct nvt_err *err)
 {
@@ -56,14 +65,14 @@ int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **evp, u
 		struct nvt_index_record r;
 		if (len - pos < sizeof(r)) {
 			nvt_err_set(err, EPROTO, "index record %u runs past the index end", i);
-			return -EPROTO;
+			return drop_result(evp, np, -EPROTO);
 		}
 		memcpy(&r, p + pos, sizeof(r));
 		pos += sizeof(r);
 		if (r.payload_bytes > len - pos) {
 			nvt_err_set(err, EPROTO, "index record %u (%llu bytes) runs past the index",
 				    i, (unsigned long long)r.payload_bytes);
-			return -EPROTO;
+			return drop_result(evp, np, -EPROTO);
 		}
 		if (r.type == NVT_IDX_DROPS && r.entry_bytes >= sizeof(struct nvt_drop_event)) {
 			uint64_t n = r.payload_bytes / r.entry_bytes;
@@ -71,7 +80,7 @@ int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **evp, u
 			if (!ev) {
 				nvt_err_set(err, ENOMEM, "out of memory reading %llu drop events",
 					    (unsigned long long)n);
-				return -ENOMEM;
+				return drop_result(evp, np, -ENOMEM);
 			}
 			for (uint64_t k = 0; k < n; k++)
 				memcpy(&ev[k], p + pos + k * r.entry_bytes, sizeof(*ev));

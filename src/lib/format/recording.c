@@ -95,11 +95,12 @@ out:
 	return rc;
 }
 
-/* Every length the header gives must fit the 64-bit byte space and the file or device: a
- * damaged or hostile header must not make a reader trust data that is not there. */
+/* Every length the header gives must fit the 64-bit byte space (what the file or device holds
+ * is checked against them next): a damaged or hostile header must not make a reader trust
+ * data that is not there. */
 static int check_sizes(const struct nvt_recording *rec, const char *name, struct nvt_err *err)
 {
-	uint64_t data_end, durable_end, index_end;
+	uint64_t data_end, durable_end, index_end; /* computed only to detect a wrap */
 
 	if (__builtin_add_overflow(rec->data_offset, rec->data_bytes, &data_end) ||
 	    __builtin_add_overflow(rec->data_offset, rec->durable_bytes, &durable_end) ||
@@ -112,14 +113,6 @@ static int check_sizes(const struct nvt_recording *rec, const char *name, struct
 			(unsigned long long)rec->durable_bytes,
 			(unsigned long long)rec->index_bytes,
 			(unsigned long long)rec->index_offset);
-		return -1;
-	}
-	if (rec->complete && data_end > rec->file_bytes) {
-		nvt_err_set(err, EPROTO,
-			    "%s: the header claims %llu data bytes, more than the file or device "
-			    "holds (%llu bytes): the recording is truncated or its header damaged",
-			    name, (unsigned long long)rec->data_bytes,
-			    (unsigned long long)rec->file_bytes);
 		return -1;
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/uio.h>
@@ -217,9 +218,11 @@ static void file_close(struct nvt_engine *e)
 
 	if (!fp)
 		return;
-	nvt_uring_close(&fp->u);
-	if (fp->fd >= 0)
+	nvt_uring_close(&fp->u, e->inflight == 0);
+	if (fp->fd >= 0) {
+		flock(fp->fd, LOCK_UN); /* at once, whoever still holds a reference to the file */
 		close(fp->fd);
+	}
 	free(fp);
 	e->priv = NULL;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -250,10 +251,12 @@ static void stripe_close(struct nvt_engine *e)
 
 	if (!sp)
 		return;
-	nvt_uring_close(&sp->u);
+	nvt_uring_close(&sp->u, e->inflight == 0);
 	for (unsigned m = 0; m < NVT_MAX_MEMBERS; m++)
-		if (sp->fd[m] >= 0)
+		if (sp->fd[m] >= 0) {
+			flock(sp->fd[m], LOCK_UN);
 			close(sp->fd[m]);
+		}
 	nvt_split_free(&sp->split);
 	free(sp);
 	e->priv = NULL;

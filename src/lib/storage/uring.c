@@ -86,8 +86,15 @@ unsigned nvt_uring_slice_of(const struct nvt_uring *u, uint64_t b, uint64_t *roo
 	return j;
 }
 
-void nvt_uring_close(struct nvt_uring *u)
+void nvt_uring_close(struct nvt_uring *u, bool idle)
 {
+	/* The ring is torn down asynchronously and its registered files with it: a device
+	 * opened exclusively would stay claimed a moment after close, and the next open (the
+	 * next run of bench, say) would find it busy. With nothing in flight the files are
+	 * unregistered here, synchronously; with I/O stuck on a hung drive that would wait for
+	 * it, so the ring is left to the kernel. */
+	if (u->ok && idle)
+		io_uring_unregister_files(&u->ring);
 	if (u->ok)
 		io_uring_queue_exit(&u->ring);
 	u->ok = false;

@@ -31,7 +31,8 @@ int nvt_uring_open(struct nvt_uring *u, unsigned entries, const int *fds, unsign
 /* Where slice j of a chunk starts; the slice holding chunk byte b and the bytes left in it. */
 uint64_t nvt_uring_slice_start(const struct nvt_uring *u, unsigned j);
 unsigned nvt_uring_slice_of(const struct nvt_uring *u, uint64_t b, uint64_t *room);
-void nvt_uring_close(struct nvt_uring *u);
+/* idle: no I/O in flight, the registered files are let go at once. */
+void nvt_uring_close(struct nvt_uring *u, bool idle);
 /* A free SQE (submits the queue once when it is full), or NULL. */
 struct io_uring_sqe *nvt_uring_sqe(struct nvt_uring *u);
 /* Prepare a read or write of len bytes at off on registered file `file`. */

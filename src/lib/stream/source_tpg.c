@@ -36,9 +36,8 @@ static bool tpg_emit(struct nvt_recorder *r, uint64_t *seq, uint64_t n, unsigned
 	return true;
 }
 
-static int tpg_run_unpaced(struct nvt_recorder *r)
+static int tpg_run_unpaced(struct nvt_recorder *r, uint64_t seq)
 {
-	uint64_t seq = 0;
 	size_t room;
 
 	for (;;) {
@@ -55,7 +54,7 @@ static int tpg_run_paced(struct nvt_recorder *r, const struct nvt_source_args *a
 			 struct nvt_source_report *rep)
 {
 	struct nvt_pacer pc;
-	uint64_t seq = 0, emitted = 0, max_due = UINT64_MAX;
+	uint64_t seq = a->first_seq, emitted = 0, max_due = UINT64_MAX;
 	uint64_t long_step = (uint64_t)((unsigned __int128)a->rate_bps * NVT_PACE_MAX_NS /
 					1000000000ull / NVT_BEAT_BYTES);
 
@@ -87,7 +86,7 @@ static int tpg_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		   struct nvt_source_report *rep, struct nvt_err *err)
 {
 	(void)err;
-	return a->rate_bps ? tpg_run_paced(r, a, rep) : tpg_run_unpaced(r);
+	return a->rate_bps ? tpg_run_paced(r, a, rep) : tpg_run_unpaced(r, a->first_seq);
 }
 
 const struct nvt_source_ops nvt_source_tpg = {

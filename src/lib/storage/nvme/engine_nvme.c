@@ -464,7 +464,7 @@ static void nvme_close(struct nvt_engine *e)
 
 	if (!np)
 		return;
-	nvt_uring_close(&np->u);
+	nvt_uring_close(&np->u, e->inflight == 0);
 	if (np->write && np->file_fd < 0)
 		drop_ns_caches(np);
 	nvme_file_close(np);
