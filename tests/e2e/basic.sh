@@ -52,4 +52,14 @@ ok "null engine: $(field mbps) MB/s"
 expect_rc 0 "$NVT" record -q --json --size 16M "$T/j.nvt"
 python3 -c "import json,sys; j=json.load(open('$T/out')); assert j['bytes']==16777216 and j['exit']==0 and j['header']['complete']" || fail "record --json"
 ok "record --json"
+# tmpfs: O_DIRECT there since Linux 6.6; a recording in memory is said to be one
+shm=$(mktemp -p /dev/shm nvt-e2e.XXXXXX.nvt)
+if "$NVT" record -q --size 8M "$shm" >"$T/out" 2>"$T/err"; then
+	grep -q "is on tmpfs: the recording lives in memory" "$T/err" || fail "no tmpfs note: $(cat "$T/err")"
+	ok "tmpfs: recorded, with a note that the recording lives in memory"
+else
+	grep -q "does not support O_DIRECT (it is tmpfs)" "$T/err" || fail "tmpfs refusal: $(cat "$T/err")"
+	ok "tmpfs without O_DIRECT (before Linux 6.6): refused with the reason"
+fi
+rm -f "$shm"
 echo "basic: all passed"

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -101,6 +103,18 @@ static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 		return -EINVAL;
 	}
 	for (unsigned m = 0; m < r->layout.n; m++) {
+		struct statfs sfs;
+		if (statfs(r->layout.path[m], &sfs) != 0) {
+			char dir[4096];
+			snprintf(dir, sizeof(dir), "%s", r->layout.path[m]);
+			if (statfs(dirname(dir), &sfs) != 0)
+				sfs.f_type = 0;
+		}
+		if (sfs.f_type == 0x01021994) /* TMPFS_MAGIC */
+			nvt_rec_notice(r,
+				       "%s is on tmpfs: the recording lives in memory and is lost "
+				       "at a reboot or a power cut",
+				       r->layout.path[m]);
 		uint64_t need = r->limit_bytes ? r->layout.member_offset +
 							 nvt_layout_share(&r->layout, m, reserve)
 					       : 0;
