@@ -13,7 +13,9 @@ magic, ver, size, beat, flags, design = struct.unpack_from("<8s5I", h, 0)
 src_clk, rate, start, stop, data, drops, first = struct.unpack_from("<7Q", h, 28)
 assert magic == b"FDREC\0\0\0" and ver == 1 and size == 4096 and beat == 16, (magic, ver)
 assert flags == 3, flags                 # TPG | COMPLETE
-assert rate == 100000000 and data == 64 << 20 and drops == 0 and first == 0
+assert rate == 100000000 and data == 64 << 20 and drops == 0
+lo, hi = struct.unpack_from("<QQ", open(sys.argv[1], "rb").read(4096 + 16), 4096)
+assert lo == first and hi == first ^ 0xFFFFFFFFFFFFFFFF, (first, lo)  # the run's own start
 assert 0 < start < stop
 assert h[84:90] == b"nvtape" and h[180:] == bytes(3916)
 import os
