@@ -16,6 +16,9 @@ extern "C" {
 
 struct nvt_recorder;
 
+/* nvt_source_ops.run(): the source stopped at the recording's duration limit itself */
+#define NVT_SOURCE_AT_LIMIT 1
+
 /* nvt_source_ops.caps */
 #define NVT_SOURCE_NEVER_STALLS (1u << 0) /* drops (counted, indexed) instead of waiting */
 #define NVT_SOURCE_PACED        (1u << 1) /* honours a rate */
@@ -46,7 +49,8 @@ struct nvt_source_ops {
 	/* optional: refuse arguments before anything is opened (nvt_err_param) */
 	int (*check)(const struct nvt_source_args *a, struct nvt_err *err);
 	/* the source thread's body: acquire / commit / drop until acquire() returns NULL with
-	 * ECANCELED or the input ends; 0, or -errno with err set when the source failed */
+	 * ECANCELED or the input ends; 0, NVT_SOURCE_AT_LIMIT when it stopped at the recording's
+	 * duration itself (a paced source), or -errno with err set when the source failed */
 	int (*run)(struct nvt_recorder *r, const struct nvt_source_args *a,
 		   struct nvt_source_report *rep, struct nvt_err *err);
 };

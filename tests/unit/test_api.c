@@ -194,6 +194,78 @@ static void test_stop_ends_blocking_producer(void **state)
 	assert_true(total > 0);
 }
 
+/* A producer that fails: everything it committed is still written, the partial chunk too. */
+static void test_producer_failure_keeps_data(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_record_result res;
+	struct nvt_recorder *r;
+	struct nvt_err err = {0}, why = {0};
+	char path[256];
+	size_t room;
+	void *p;
+	(void)state;
+
+	path_of(path, sizeof(path), "fail.nvt");
+	nvt_record_opts_init(&o);
+	o.path = path;
+	o.chunk_bytes = 64 << 10;
+	o.chunks = 8;
+	o.stats_ns = 0;
+	assert_int_equal(nvt_recorder_open(&o, &r, &err), 0);
+	for (int i = 0; i < 5; i++) { /* 5 full chunks */
+		p = nvt_recorder_acquire(r, &room, 0);
+		memset(p, i, room);
+		nvt_recorder_commit(r, room);
+	}
+	p = nvt_recorder_acquire(r, &room, 0);
+	memset(p, 9, 1000);
+	nvt_recorder_commit(r, 1000);
+	nvt_err_set(&why, EIO, "the ADC lost its clock");
+	nvt_recorder_fail(r, &why);
+	assert_int_equal(nvt_recorder_close(r, &res), -EIO);
+	assert_int_equal(res.reason, NVT_STOP_SOURCE_ERROR);
+	assert_string_equal(res.err.msg, "the ADC lost its clock");
+	assert_int_equal(res.rec.data_bytes, 5 * (64 << 10) + 1000);
+	assert_int_equal(res.lost_unwritten, 0);
+}
+
+/* A producer slow to close after the limit is not a stall; commit cannot pass the limit. */
+static void test_slow_close_after_limit(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_record_result res;
+	struct nvt_recorder *r;
+	struct nvt_err err = {0};
+	size_t room;
+	void *p;
+	(void)state;
+
+	nvt_record_opts_init(&o);
+	o.path = "unused";
+	o.engine = "null";
+	o.size_bytes = 100 << 10;
+	o.chunk_bytes = 64 << 10;
+	o.chunks = 4;
+	o.timeout_ns = 200000000ull;
+	o.stats_ns = 0;
+	assert_int_equal(nvt_recorder_open(&o, &r, &err), 0);
+	p = nvt_recorder_acquire(r, &room, 0);
+	assert_non_null(p);
+	assert_int_equal(nvt_recorder_commit(r, room + 4096), -EINVAL);
+	nvt_recorder_commit(r, room);
+	p = nvt_recorder_acquire(r, &room, 0);
+	assert_int_equal(room, (100 << 10) - (64 << 10)); /* the limit, not the chunk */
+	assert_int_equal(nvt_recorder_commit(r, room + 4096), -EINVAL);
+	nvt_recorder_commit(r, room);
+	assert_null(nvt_recorder_acquire(r, &room, 0));
+	assert_int_equal(errno, ECANCELED);
+	usleep(500000); /* the producer's own cleanup, longer than the stall timeout */
+	assert_int_equal(nvt_recorder_close(r, &res), 0);
+	assert_int_equal(res.reason, NVT_STOP_LIMIT);
+	assert_int_equal(res.rec.data_bytes, 100 << 10);
+}
+
 static void test_refused_options(void **state)
 {
 	struct nvt_record_opts o;
@@ -294,6 +366,8 @@ int main(void)
 		cmocka_unit_test(test_push_drops_at_positions),
 		cmocka_unit_test(test_stop_ends_blocking_producer),
 		cmocka_unit_test(test_refused_options),
+		cmocka_unit_test(test_producer_failure_keeps_data),
+		cmocka_unit_test(test_slow_close_after_limit),
 		cmocka_unit_test(test_tpg_rate_and_pacing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -145,8 +145,9 @@ static void collect(struct nvt_sink_frame *f, struct nvt_play_result *res, uint6
 		res->err = f->err;
 }
 
-int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
+int nvt_play(const struct nvt_play_opts *given, struct nvt_play_result *res)
 {
+	struct nvt_play_opts oo, *o = &oo;
 	struct nvt_sink_frame f;
 	const struct nvt_drop_event *ev;
 	uint64_t nev, t_start = nvt_mono_ns(), ring_low;
@@ -154,10 +155,12 @@ int nvt_play(const struct nvt_play_opts *o, struct nvt_play_result *res)
 
 	memset(res, 0, sizeof(*res));
 	memset(&f, 0, sizeof(f));
-	if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(*o)) {
+	if (given->struct_size < sizeof(size_t) || given->struct_size > sizeof(*given)) {
 		nvt_err_param(&res->err, "options not initialized: call nvt_play_opts_init()");
 		return -EINVAL;
 	}
+	nvt_play_opts_init(o); /* fields a smaller (older) struct lacks get defaults */
+	memcpy(o, given, given->struct_size);
 	rc = nvt_player_open(o, &f.pl, &res->err);
 	if (rc)
 		return rc;

@@ -30,6 +30,7 @@ struct nvt_player {
 	uint64_t valid, per_pass, total; /* bytes per pass; chunks per pass; chunks to read */
 	struct nvt_pump pump;            /* reads in order into the ring */
 	_Atomic uint64_t bytes_read;
+	_Atomic unsigned inflight_seen; /* the engine's reads in flight, for stats() */
 	_Atomic int stop;
 	_Atomic int failed;
 	_Atomic int ready; /* the prefill is done, or the reader gave up */
@@ -76,8 +77,7 @@ static void fail(struct nvt_player *p, int code, const char *fmt, ...)
 		va_end(ap);
 	}
 	atomic_store(&p->failed, 1);
-	nvt_ring_close(&p->ring); /* the consumer sees the end of what was read */
-	set_ready(p);
+	set_ready(p); /* the read thread hands on what landed before, then closes the ring */
 }
 
 static void issue_reads(struct nvt_player *p)
@@ -111,7 +111,7 @@ static void publish_in_order(struct nvt_player *p)
 	uint64_t prefill = p->total < p->ring.nchunks ? p->total : p->ring.nchunks;
 	uint64_t k, off, len;
 
-	while (!atomic_load(&p->failed) && nvt_pump_ready(&p->pump, &k, &off, &len)) {
+	while (nvt_pump_ready(&p->pump, &k, &off, &len)) {
 		nvt_pump_retire(&p->pump, 0);
 		atomic_fetch_add(&p->bytes_read, len);
 	}
@@ -140,6 +140,7 @@ static void read_loop(struct nvt_player *p)
 			if (read_done(p, &d[i]))
 				t_progress = p->t_read_end = now;
 		publish_in_order(p);
+		atomic_store(&p->inflight_seen, p->eng.inflight);
 		if (p->eng.inflight && now - t_progress > p->o.timeout_ns)
 			fail(p, ETIMEDOUT,
 			     "playback stalled: no read completed for %.1f s (%u reads in flight; "
@@ -148,11 +149,20 @@ static void read_loop(struct nvt_player *p)
 		if (!p->eng.inflight)
 			t_progress = now;
 	}
-	/* reads still in flight land before the ring goes away */
-	for (uint64_t deadline = nvt_mono_ns() + p->o.timeout_ns;
-	     p->eng.inflight && nvt_mono_ns() < deadline;)
-		if (p->eng.ops->reap(&p->eng, d, 64, 100000000) < 0)
+	/* reads still in flight land before the ring goes away; those in order before a failed
+	 * one are still handed on */
+	uint64_t deadline = p->o.timeout_ns > UINT64_MAX - nvt_mono_ns()
+				    ? UINT64_MAX
+				    : nvt_mono_ns() + p->o.timeout_ns;
+	while (p->eng.inflight && nvt_mono_ns() < deadline) {
+		int n = p->eng.ops->reap(&p->eng, d, 64, 100000000);
+		if (n < 0)
 			break;
+		for (int i = 0; i < n; i++)
+			read_done(p, &d[i]);
+	}
+	if (!nvt_ring_aborted(&p->ring))
+		publish_in_order(p);
 	nvt_ring_close(&p->ring);
 	set_ready(p);
 }
@@ -351,7 +361,7 @@ void nvt_player_stop(struct nvt_player *p)
 void nvt_player_stats(struct nvt_player *p, struct nvt_play_stats *st)
 {
 	st->bytes_read = atomic_load(&p->bytes_read);
-	st->reads_inflight = p->eng.inflight;
+	st->reads_inflight = atomic_load(&p->inflight_seen);
 	st->ring_fill = nvt_ring_fill(&p->ring);
 	st->ring_chunks = p->ring.nchunks;
 }

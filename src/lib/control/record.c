@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "nvtape/recorder.h"
+#include "control/recorder_int.h"
 #include "nvtape/source.h"
 #include "util/sysutil.h"
 
@@ -57,7 +58,7 @@ static void *source_thread(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: pacing sleeps must be short and precise */
 	c0 = nvt_thread_cpu_ns();
 	s->rc = s->ops->run(s->rec, &s->args, &s->rep, &s->err);
-	if (s->rc && !s->err.code)
+	if (s->rc < 0 && !s->err.code)
 		nvt_err_set(&s->err, -s->rc, "source %s failed: %s", s->ops->name,
 			    strerror(-s->rc));
 	s->cpu_ns = nvt_thread_cpu_ns() - c0;
@@ -131,7 +132,9 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	} else {
 		pthread_join(th, NULL);
 	}
-	if (s.rc)
+	if (s.rc == NVT_SOURCE_AT_LIMIT)
+		nvt_rec_limit_reached(s.rec);
+	else if (s.rc)
 		nvt_recorder_fail(s.rec, &s.err);
 	rc = nvt_recorder_close(s.rec, res);
 	res->src_cpu_ns = s.cpu_ns;

@@ -44,10 +44,14 @@ void nvt_rec_fail(struct nvt_recorder *r, enum nvt_stop_reason reason, int code,
 {
 	va_list ap;
 
-	if (atomic_load(&r->failed))
-		return;
+	if (atomic_exchange(&r->failed, 1))
+		return; /* the first error is the cause */
 	r->reason = reason;
-	atomic_store(&r->failed, 1);
+	/* a write that failed, a full device, storage that stopped completing: no more writes.
+	 * A producer that failed or went quiet: what it committed is still written. */
+	if (reason == NVT_STOP_IO_ERROR || reason == NVT_STOP_NO_SPACE ||
+	    (reason == NVT_STOP_STALL && nvt_pump_pending(&r->pump) > 0))
+		atomic_store(&r->storage_failed, 1);
 	if (!r->err.code) {
 		r->err.code = code ? code : EIO;
 		va_start(ap, fmt);
@@ -64,19 +68,19 @@ void nvt_rec_fill_stats(struct nvt_recorder *r, struct nvt_record_stats *st, uin
 	uint64_t t0 = atomic_load(&r->t0_mono);
 
 	st->elapsed_ns = t0 && now > t0 ? now - t0 : 0;
-	st->bytes_written = r->written;
-	st->bytes_durable = r->durable;
+	st->bytes_written = atomic_load(&r->st_written);
+	st->bytes_durable = atomic_load(&r->st_durable);
 	st->drops = atomic_load(&r->drops);
 	pthread_mutex_lock(&r->ev_lock);
 	st->drop_events = r->nev;
 	pthread_mutex_unlock(&r->ev_lock);
 	st->drop_events += (uint64_t)atomic_load(&r->pending_event);
-	st->inflight = r->eng.inflight;
-	st->max_inflight = r->pump.max_inflight;
+	st->inflight = atomic_load(&r->st_inflight);
+	st->max_inflight = atomic_load(&r->st_max_inflight);
 	st->ring_fill = nvt_ring_fill(&r->ring);
 	st->ring_hwm = nvt_ring_hwm(&r->ring);
 	st->ring_chunks = r->ring.nchunks;
-	st->checkpoints = r->rec.checkpoints;
+	st->checkpoints = atomic_load(&r->st_checkpoints);
 	st->final = final;
 }
 
@@ -96,7 +100,7 @@ static void extend_ahead(struct nvt_recorder *r, uint64_t end)
 
 static void issue_writes(struct nvt_recorder *r)
 {
-	while (!atomic_load(&r->failed) && nvt_pump_can_queue(&r->pump)) {
+	while (!atomic_load(&r->storage_failed) && nvt_pump_can_queue(&r->pump)) {
 		uint64_t len = nvt_pump_next_len(&r->pump);
 		uint64_t off = NVT_HEADER_SIZE + r->issue_off;
 		extend_ahead(r, off + align_up(len, NVT_BLOCK));
@@ -141,7 +145,7 @@ static void handle_write(struct nvt_recorder *r, const struct nvt_io_done *d)
 
 static void checkpoint_start(struct nvt_recorder *r, uint64_t now)
 {
-	if (r->ckpt_busy || atomic_load(&r->failed) || r->o.format != NVT_FMT_NVTAPE ||
+	if (r->ckpt_busy || atomic_load(&r->storage_failed) || r->o.format != NVT_FMT_NVTAPE ||
 	    now - r->ckpt_last < r->o.checkpoint_ns || r->written == r->durable)
 		return;
 	if (r->eng.ops->queue_sync(&r->eng, TAG_SYNC))
@@ -185,50 +189,69 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 	r->durable = r->ckpt_target; /* durable on the next sync; the header says so already */
 }
 
-/* The I/O loop's clocks: progress for the watchdog, the next stats call, the drain limit. */
+/* The I/O loop's clocks: progress of the storage (the oldest write retiring) and of the
+ * producer for the watchdog, the next stats call, the drain limit. */
 struct loop_time {
-	uint64_t now, t_progress, next_stats, drain_deadline, last_produced;
+	uint64_t now, t_retired, t_produced, next_stats, drain_deadline;
+	uint64_t last_retired, last_produced;
 };
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 /* Sleep until a completion, a published chunk, a signal, or the next timed duty. */
 static int64_t wait_ns(const struct nvt_recorder *r, const struct loop_time *lt)
 {
 	const struct nvt_record_opts *o = &r->o;
 	uint64_t now = lt->now, wake = now + 1000000000ull;
+	uint64_t progress = lt->t_retired < lt->t_produced ? lt->t_retired : lt->t_produced;
 
 	if (o->stats_ns && lt->next_stats < wake)
 		wake = lt->next_stats;
-	if (!r->ckpt_busy && r->written > r->durable && r->ckpt_last + o->checkpoint_ns < wake)
-		wake = r->ckpt_last + o->checkpoint_ns;
-	if (!atomic_load(&r->failed) && lt->t_progress + o->timeout_ns + 1000000 < wake)
-		wake = lt->t_progress + o->timeout_ns + 1000000;
+	if (!r->ckpt_busy && r->written > r->durable && o->format == NVT_FMT_NVTAPE &&
+	    !atomic_load(&r->storage_failed) && sat_add(r->ckpt_last, o->checkpoint_ns) < wake)
+		wake = sat_add(r->ckpt_last, o->checkpoint_ns);
+	if (!atomic_load(&r->failed) && sat_add(progress, sat_add(o->timeout_ns, 1000000)) < wake)
+		wake = sat_add(progress, sat_add(o->timeout_ns, 1000000));
 	if (lt->drain_deadline && lt->drain_deadline < wake)
 		wake = lt->drain_deadline;
 	return wake > now + 1000000 ? (int64_t)(wake - now) : 1000000;
 }
 
+/* The storage stalls when its oldest write does not retire for the timeout (later writes
+ * completing do not count); the producer when nothing is left to write and it commits nothing
+ * for the timeout, unless it is stopping anyway. */
 static void watchdog(struct nvt_recorder *r, struct loop_time *lt)
 {
 	uint64_t produced = atomic_load(&r->produced), timeout = r->o.timeout_ns;
+	bool idle = nvt_pump_pending(&r->pump) == 0;
 
 	if (produced != lt->last_produced) {
 		lt->last_produced = produced;
-		lt->t_progress = lt->now;
+		lt->t_produced = lt->now;
 	}
-	if (!atomic_load(&r->failed) && lt->now - lt->t_progress > timeout) {
-		if (r->eng.inflight)
-			nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
-				     "recording stalled: storage completed no write for %.1f s (%u "
-				     "writes in flight; drive hung or far slower than expected?)",
-				     timeout / 1e9, r->eng.inflight);
-		else
-			nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
-				     "recording stalled: the %s source produced no data for %.1f s "
-				     "(input idle?)",
-				     r->rec.source_name, timeout / 1e9);
+	if (r->pump.retired != lt->last_retired || idle) {
+		lt->last_retired = r->pump.retired;
+		lt->t_retired = lt->now;
 	}
-	if (atomic_load(&r->failed) && !lt->drain_deadline)
-		lt->drain_deadline = lt->now + timeout;
+	if (atomic_load(&r->failed)) {
+		/* nothing */
+	} else if (!idle && lt->now - lt->t_retired > timeout) {
+		nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
+			     "recording stalled: storage completed no write for %.1f s (%u writes "
+			     "in flight; drive hung or far slower than expected?)",
+			     timeout / 1e9, r->eng.inflight);
+	} else if (idle && r->pump.queued == nvt_ring_published(&r->ring) &&
+		   !atomic_load(&r->stopping) && lt->now - lt->t_produced > timeout) {
+		nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
+			     "recording stalled: the %s source produced no data for %.1f s "
+			     "(input idle?)",
+			     r->rec.source_name, timeout / 1e9);
+	}
+	if (atomic_load(&r->storage_failed) && !lt->drain_deadline)
+		lt->drain_deadline = sat_add(lt->now, timeout);
 }
 
 static void report_stats(struct nvt_recorder *r, struct loop_time *lt)
@@ -247,12 +270,21 @@ static void report_stats(struct nvt_recorder *r, struct loop_time *lt)
 
 static bool drained(struct nvt_recorder *r, const struct loop_time *lt)
 {
-	if (r->eng.inflight == 0 &&
-	    (atomic_load(&r->failed) ||
-	     (nvt_ring_closed(&r->ring) && r->pump.queued == nvt_ring_published(&r->ring))))
-		return true;
-	/* storage that does not complete: give up the drain */
-	return atomic_load(&r->failed) && lt->drain_deadline && lt->now > lt->drain_deadline;
+	if (atomic_load(&r->storage_failed))
+		/* what is in flight lands or fails; storage that does not complete: give up */
+		return r->eng.inflight == 0 || (lt->drain_deadline && lt->now > lt->drain_deadline);
+	/* everything the producer committed is written, whatever ended the recording */
+	return r->eng.inflight == 0 && nvt_ring_closed(&r->ring) &&
+	       r->pump.queued == nvt_ring_published(&r->ring);
+}
+
+static void publish_stats(struct nvt_recorder *r)
+{
+	atomic_store(&r->st_written, r->written);
+	atomic_store(&r->st_durable, r->durable);
+	atomic_store(&r->st_inflight, r->eng.inflight);
+	atomic_store(&r->st_max_inflight, r->pump.max_inflight);
+	atomic_store(&r->st_checkpoints, r->rec.checkpoints);
 }
 
 static void reap(struct nvt_recorder *r, struct loop_time *lt)
@@ -270,7 +302,6 @@ static void reap(struct nvt_recorder *r, struct loop_time *lt)
 			handle_ckpt(r, done[i].tag, done[i].res);
 			continue;
 		}
-		lt->t_progress = lt->now;
 		handle_write(r, &done[i]);
 	}
 }
@@ -280,7 +311,7 @@ static void run_loop(struct nvt_recorder *r)
 	const struct nvt_record_opts *o = &r->o;
 	struct loop_time lt = {.now = nvt_mono_ns()};
 
-	lt.t_progress = lt.now;
+	lt.t_retired = lt.t_produced = lt.now;
 	lt.next_stats = lt.now + o->stats_ns;
 	r->ckpt_last = lt.now;
 	for (;;) {
@@ -297,6 +328,7 @@ static void run_loop(struct nvt_recorder *r)
 			break;
 		reap(r, &lt);
 		watchdog(r, &lt);
+		publish_stats(r);
 		report_stats(r, &lt);
 	}
 }
@@ -422,7 +454,8 @@ static void finish(struct nvt_recorder *r)
 	struct nvt_err ferr = {0};
 	uint64_t t0 = atomic_load(&r->t0_mono);
 
-	r->reason = nvt_rec_end_reason(r);
+	if (!atomic_load(&r->failed))
+		r->reason = r->latched;
 	r->t_end = nvt_mono_ns();
 	if (t0) {
 		r->rec.start_ns = r->t0_real;
@@ -448,6 +481,7 @@ void *nvt_rec_io_thread(void *arg)
 	}
 	c0 = nvt_thread_cpu_ns();
 	run_loop(r);
+	publish_stats(r);
 	r->io_cpu_ns = nvt_thread_cpu_ns() - c0;
 	wait_producer_closed(r);
 	finish(r);

@@ -28,10 +28,6 @@ static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
 {
 	const struct nvt_engine_ops *e = nvt_engine_find(o->engine ? o->engine : "");
 
-	if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(*o)) {
-		nvt_err_param(err, "options not initialized: call nvt_record_opts_init() first");
-		return -EINVAL;
-	}
 	if (!e) {
 		nvt_err_param(err, "unknown engine \"%s\" (engines: %s)",
 			      o->engine ? o->engine : "", nvt_engine_names());
@@ -301,9 +297,10 @@ int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out
 	int rc;
 
 	*out = NULL;
-	rc = check_opts(o, err);
-	if (rc)
-		return rc;
+	if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(*o)) {
+		nvt_err_param(err, "options not initialized: call nvt_record_opts_init() first");
+		return -EINVAL;
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		nvt_err_set(err, ENOMEM, "out of memory");
@@ -311,12 +308,17 @@ int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out
 	}
 	nvt_record_opts_init(&r->o); /* fields a smaller (older) struct lacks get defaults */
 	memcpy(&r->o, o, o->struct_size);
+	rc = check_opts(&r->o, err);
+	if (rc) {
+		free(r);
+		return rc;
+	}
 	nvt_ring_init(&r->ring);
 	pthread_mutex_init(&r->ev_lock, NULL);
 	pthread_mutex_init(&r->open_lock, NULL);
 	pthread_cond_init(&r->open_cv, NULL);
-	r->unit = o->unit_bytes;
-	r->limit_bytes = o->size_bytes;
+	r->unit = r->o.unit_bytes;
+	r->limit_bytes = r->o.size_bytes;
 	if (r->unit > 1 && r->limit_bytes % NVT_BLOCK) {
 		r->limit_bytes = align_up(r->limit_bytes, NVT_BLOCK);
 		nvt_rec_notice(r, "size rounded up to %llu bytes (whole 4 KiB blocks for O_DIRECT)",
@@ -468,16 +470,17 @@ void *nvt_recorder_acquire(struct nvt_recorder *r, size_t *room, unsigned flags)
 		if (to_limit < left)
 			left = to_limit;
 	}
-	*room = (size_t)(left - left % r->unit);
+	*room = r->room = (size_t)(left - left % r->unit);
 	return r->cur + r->cur_fill;
 }
 
 int nvt_recorder_commit(struct nvt_recorder *r, size_t bytes)
 {
-	if (!r->cur || bytes % r->unit || bytes > r->ring.chunk_bytes - r->cur_fill)
+	if (!r->cur || bytes % r->unit || bytes > r->room)
 		return -EINVAL;
 	if (!bytes)
 		return 0;
+	r->room -= bytes;
 	mark_start(r);
 	settle_drops(r);
 	r->cur_fill += bytes;
@@ -501,6 +504,11 @@ int nvt_recorder_drop(struct nvt_recorder *r, uint64_t units)
 	atomic_store(&r->pending_event, 1);
 	atomic_fetch_add(&r->drops, units);
 	return 0;
+}
+
+void nvt_rec_limit_reached(struct nvt_recorder *r)
+{
+	r->limit_hit = true;
 }
 
 void nvt_recorder_fail(struct nvt_recorder *r, const struct nvt_err *why)
@@ -559,6 +567,7 @@ int nvt_recorder_close(struct nvt_recorder *r, struct nvt_record_result *out)
 
 	settle_drops(r);
 	publish(r);
+	r->latched = nvt_rec_end_reason(r); /* before the drain: its time is not the producer's */
 	nvt_ring_close(&r->ring);
 	pthread_join(r->io_thread, NULL); /* it drains, then finalizes */
 	fill_result(r, r->t_end);

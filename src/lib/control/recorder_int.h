@@ -28,6 +28,7 @@ struct nvt_recorder {
 	uint64_t pending_drop; /* units lost since the last data, not yet an index event */
 	uint64_t pending_time; /* when the first of them was lost (ns since t0) */
 	bool limit_hit;
+	size_t room; /* bytes the last acquire() handed out, not yet committed */
 
 	/* shared between the producer, the I/O thread and stats() */
 	_Atomic uint64_t produced; /* bytes committed into chunks, published or not */
@@ -52,8 +53,14 @@ struct nvt_recorder {
 	struct nvt_pump pump; /* chunk writes in order */
 	uint64_t issue_off, written, durable;
 	uint64_t prealloc_end;
-	bool extend; /* reserve ahead (size unknown) */
-	_Atomic int failed;
+	bool extend;                /* reserve ahead (size unknown) */
+	_Atomic int failed;         /* the recording ends on an error (err, reason) */
+	_Atomic int storage_failed; /* ... and the storage takes no more writes */
+	/* published by the I/O thread for stats() on other threads */
+	_Atomic uint64_t st_written, st_durable;
+	_Atomic unsigned st_inflight, st_max_inflight;
+	_Atomic uint32_t st_checkpoints;
+	enum nvt_stop_reason latched; /* why the producer stopped, fixed at close() */
 	bool signalled;
 	enum nvt_stop_reason reason;
 	bool ckpt_busy;
@@ -70,6 +77,8 @@ void *nvt_rec_io_thread(void *arg);
 /* The I/O thread's first duty: checks, ring, engine, space, first header; tells the opener. */
 int nvt_rec_setup(struct nvt_recorder *r);
 enum nvt_stop_reason nvt_rec_end_reason(struct nvt_recorder *r);
+/* The producer stopped at its own limit (a paced source that emitted all that was due). */
+void nvt_rec_limit_reached(struct nvt_recorder *r);
 void nvt_rec_fill_stats(struct nvt_recorder *r, struct nvt_record_stats *st, uint64_t now,
 			bool final);
 /* Drop events so far, copied (malloc'ed; NULL and *n = 0 when there are none or no memory). */

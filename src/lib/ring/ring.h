@@ -46,8 +46,9 @@ static inline uint8_t *nvt_ring_chunk(const struct nvt_ring *r, uint64_t seq)
 }
 static inline uint64_t nvt_ring_fill(struct nvt_ring *r)
 {
-	return atomic_load_explicit(&r->head, memory_order_acquire) -
-	       atomic_load_explicit(&r->tail, memory_order_acquire);
+	/* tail first: read from a third thread, head can only have grown since */
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	return atomic_load_explicit(&r->head, memory_order_acquire) - tail;
 }
 
 /* Producer side. */

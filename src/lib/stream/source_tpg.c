@@ -76,7 +76,9 @@ static int tpg_run_paced(struct nvt_recorder *r, const struct nvt_source_args *a
 			if (n * NVT_BEAT_BYTES > rep->pace_max_step_bytes)
 				rep->pace_max_step_bytes = n * NVT_BEAT_BYTES;
 		}
-		if (emitted >= max_due || nvt_recorder_stopping(r))
+		if (emitted >= max_due)
+			return NVT_SOURCE_AT_LIMIT;
+		if (nvt_recorder_stopping(r))
 			return 0;
 		nvt_sleep_until(nvt_pacer_time_of(&pc, emitted + pc.quantum));
 	}
