@@ -113,5 +113,4 @@ int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_eng
 		    struct nvt_err *err);
 void nvt_engine_close(struct nvt_engine *e);
 
-
 #endif
