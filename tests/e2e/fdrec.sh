@@ -31,6 +31,14 @@ expect_rc 0 "$NVT" play --rate 200MB "$f"
 [ "$(field beats)" = $((64 * 1048576 / 16)) ] && [ "$(field stop_reason)" = end ] || fail "play of an fdrec file"
 ok "verify, info and play read fdrec files"
 
+# the TPG flag cleared: nothing is checked any more, but verify says the data is the pattern
+cp "$f" "$T/noflag.rec"
+printf '\x02' | dd of="$T/noflag.rec" bs=1 seek=20 conv=notrunc status=none
+expect_rc 0 "$NVT" verify "$T/noflag.rec"
+grep -q "begins with the test pattern but the header does not say so" "$T/err" ||
+	fail "a cleared TPG flag went unnoticed: $(cat "$T/err")"
+ok "fdrec with its TPG flag cleared: verify notes that the data is the test pattern"
+
 # an fdrec recording whose writer died: preallocated, no COMPLETE, a 4096-beat gap
 g="$T/dead.dat"
 python3 - "$g" <<'PY'
