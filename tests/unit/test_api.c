@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "nvtape/layout.h"
+#include "nvtape/player.h"
 #include "nvtape/recorder.h"
 #include "nvtape/source.h"
 
@@ -266,6 +267,27 @@ static void test_slow_close_after_limit(void **state)
 	assert_int_equal(res.rec.data_bytes, 100 << 10);
 }
 
+/* A program built against an older, smaller options struct: what it lacks takes the defaults,
+ * whatever lies in memory past its struct_size. */
+static void test_older_options_struct(void **state)
+{
+	struct nvt_play_opts o;
+	struct nvt_play_result res;
+	struct nvt_player *p;
+	struct nvt_err err = {0};
+	char path[256];
+	(void)state;
+
+	path_of(path, sizeof(path), "counter.nvt"); /* made by test_registered_source */
+	nvt_play_opts_init(&o);
+	o.path = path;
+	o.struct_size = offsetof(struct nvt_play_opts, chunk_bytes);
+	o.chunk_bytes = 5; /* beyond the older struct: must not be read */
+	o.chunks = 0;
+	assert_int_equal(nvt_player_open(&o, &p, &err), 0);
+	assert_int_equal(nvt_player_close(p, &res), 0);
+}
+
 static void test_refused_options(void **state)
 {
 	struct nvt_record_opts o;
@@ -366,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_push_drops_at_positions),
 		cmocka_unit_test(test_stop_ends_blocking_producer),
 		cmocka_unit_test(test_refused_options),
+		cmocka_unit_test(test_older_options_struct),
 		cmocka_unit_test(test_producer_failure_keeps_data),
 		cmocka_unit_test(test_slow_close_after_limit),
 		cmocka_unit_test(test_tpg_rate_and_pacing),

@@ -9,6 +9,7 @@
 #include "nvtape/player.h"
 #include "nvtape/sink.h"
 #include "stream/sink_frame.h"
+#include "util/opts.h"
 #include "util/sysutil.h"
 
 void nvt_play_opts_init(struct nvt_play_opts *o)
@@ -155,13 +156,10 @@ int nvt_play(const struct nvt_play_opts *given, struct nvt_play_result *res)
 
 	memset(res, 0, sizeof(*res));
 	memset(&f, 0, sizeof(f));
-	if (given->struct_size < sizeof(size_t) || given->struct_size > sizeof(*given)) {
-		nvt_err_param(&res->err, "options not initialized: call nvt_play_opts_init()");
-		return -EINVAL;
-	}
-	nvt_play_opts_init(o); /* fields a smaller (older) struct lacks get defaults */
-	memcpy(o, given, given->struct_size);
-	rc = nvt_player_open(o, &f.pl, &res->err);
+	nvt_play_opts_init(o);
+	rc = nvt_opts_merge(o, sizeof(*o), given, "nvt_play_opts_init", &res->err);
+	if (!rc)
+		rc = nvt_player_open(o, &f.pl, &res->err);
 	if (rc)
 		return rc;
 	res->rec = *nvt_player_recording(f.pl);

@@ -17,6 +17,7 @@
 #include "ring/pump.h"
 #include "ring/ring.h"
 #include "storage/engine.h"
+#include "util/opts.h"
 #include "util/sysutil.h"
 
 struct nvt_player {
@@ -266,24 +267,24 @@ int nvt_player_open(const struct nvt_play_opts *o, struct nvt_player **out, stru
 	int rc;
 
 	*out = NULL;
-	if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(*o)) {
-		nvt_err_param(err, "options not initialized: call nvt_play_opts_init() first");
-		return -EINVAL;
-	}
-	if (o->chunk_bytes < NVT_BLOCK || o->chunk_bytes % NVT_BLOCK || o->chunks < 2 ||
-	    o->qd < 1 || o->timeout_ns == 0) {
-		nvt_err_param(err,
-			      "chunk size must be a multiple of 4 KiB, with at least 2 chunks, "
-			      "a queue depth of at least 1 and a stall timeout");
-		return -EINVAL;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
 	nvt_play_opts_init(&p->o);
-	memcpy(&p->o, o, o->struct_size);
+	rc = nvt_opts_merge(&p->o, sizeof(p->o), o, "nvt_play_opts_init", err);
+	if (!rc && (p->o.chunk_bytes < NVT_BLOCK || p->o.chunk_bytes % NVT_BLOCK ||
+		    p->o.chunks < 2 || p->o.qd < 1 || p->o.timeout_ns == 0)) {
+		nvt_err_param(err,
+			      "chunk size must be a multiple of 4 KiB, with at least 2 chunks, "
+			      "a queue depth of at least 1 and a stall timeout");
+		rc = -EINVAL;
+	}
+	if (rc) {
+		free(p);
+		return rc;
+	}
 	nvt_ring_init(&p->ring);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->ready_cv, NULL);

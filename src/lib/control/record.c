@@ -11,6 +11,7 @@
 #include "nvtape/recorder.h"
 #include "control/recorder_int.h"
 #include "nvtape/source.h"
+#include "util/opts.h"
 #include "util/sysutil.h"
 
 void nvt_record_opts_init(struct nvt_record_opts *o)
@@ -99,12 +100,10 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 
 	memset(res, 0, sizeof(*res));
 	memset(&s, 0, sizeof(s));
-	if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(ro)) {
-		nvt_err_param(&res->err, "options not initialized: call nvt_record_opts_init()");
-		return -EINVAL;
-	}
 	nvt_record_opts_init(&ro);
-	memcpy(&ro, o, o->struct_size);
+	rc = nvt_opts_merge(&ro, sizeof(ro), o, "nvt_record_opts_init", &res->err);
+	if (rc)
+		return rc;
 	rc = find_source(&ro, &s, &res->err);
 	if (rc)
 		return rc;

@@ -21,11 +21,6 @@
 #define TAG_HDR     (UINT64_MAX - 3)
 #define EXTEND_STEP (1ull << 30) /* open-ended recordings reserve space 1 GiB ahead */
 
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) / a * a;
-}
-
 void nvt_rec_notice(struct nvt_recorder *r, const char *fmt, ...)
 {
 	char msg[512];

@@ -15,14 +15,10 @@
 #include "format/lifecycle.h"
 #include "storage/engine.h"
 #include "sys/devcheck.h"
+#include "util/opts.h"
 #include "util/sysutil.h"
 
 #define EXTEND_STEP (1ull << 30) /* open-ended recordings reserve the first GiB up front */
-
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) / a * a;
-}
 
 static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
 {
@@ -297,18 +293,15 @@ int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out
 	int rc;
 
 	*out = NULL;
-	if (o->struct_size < sizeof(size_t) || o->struct_size > sizeof(*o)) {
-		nvt_err_param(err, "options not initialized: call nvt_record_opts_init() first");
-		return -EINVAL;
-	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	nvt_record_opts_init(&r->o); /* fields a smaller (older) struct lacks get defaults */
-	memcpy(&r->o, o, o->struct_size);
-	rc = check_opts(&r->o, err);
+	nvt_record_opts_init(&r->o);
+	rc = nvt_opts_merge(&r->o, sizeof(r->o), o, "nvt_record_opts_init", err);
+	if (!rc)
+		rc = check_opts(&r->o, err);
 	if (rc) {
 		free(r);
 		return rc;

@@ -69,6 +69,11 @@ struct nvt_recorder {
 	struct nvt_err err;
 };
 
+static inline uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
 void nvt_rec_notice(struct nvt_recorder *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void nvt_rec_fail(struct nvt_recorder *r, enum nvt_stop_reason reason, int code, const char *fmt,

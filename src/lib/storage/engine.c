@@ -150,3 +150,17 @@ int nvt_lock_output(int fd, const char *path, struct nvt_err *err)
 	}
 	return 0;
 }
+
+void nvt_err_open(struct nvt_err *err, int rc, const char *path, bool blockdev, bool write,
+		  const char *how)
+{
+	if (rc == EBUSY && blockdev)
+		nvt_err_set(
+			err, rc,
+			"%s is in use (a filesystem on it or on one of its partitions is mounted, "
+			"or md, device-mapper or another program holds it): nothing was written",
+			path);
+	else
+		nvt_err_set(err, rc, "cannot open %s%s%s: %s", path, write ? " for writing" : "",
+			    how, strerror(rc));
+}

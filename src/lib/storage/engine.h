@@ -105,6 +105,11 @@ const struct nvt_engine_ops *nvt_engine_at(unsigned i);
 const char *nvt_engine_fixed_bufs_note(const struct nvt_engine *e, uint64_t ring_bytes, char *buf,
 				       size_t cap);
 
+/* Why opening a target failed (rc = errno): a device claimed by someone else (EBUSY) is said
+ * in words; how (" with O_DIRECT" or "") is added to the plain message. */
+void nvt_err_open(struct nvt_err *err, int rc, const char *path, bool blockdev, bool write,
+		  const char *how);
+
 /* A recording's output file: take its exclusive lock (a second writer, or recover, is
  * refused while it is held), then empty it. 0 or -errno (-EBUSY: someone holds the lock). */
 int nvt_lock_output(int fd, const char *path, struct nvt_err *err);

@@ -68,16 +68,7 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	}
 	if (fp->fd < 0) {
 		rc = errno;
-		if (rc == EBUSY && fp->blockdev)
-			nvt_err_set(
-				err, rc,
-				"%s is in use (a filesystem on it or on one of its partitions is "
-				"mounted, or md, device-mapper or another program holds it): "
-				"nothing was written",
-				p->path);
-		else
-			nvt_err_set(err, rc, "cannot open %s%s: %s", p->path,
-				    p->write ? " for writing" : "", strerror(rc));
+		nvt_err_open(err, rc, p->path, fp->blockdev, p->write, "");
 		return -rc;
 	}
 	if (p->write && !fp->blockdev) {

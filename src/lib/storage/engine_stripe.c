@@ -60,17 +60,7 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 		sp->fd[m] = open(sp->l.path[m], f | O_DIRECT | O_CLOEXEC, 0644);
 		if (sp->fd[m] < 0) {
 			rc = errno;
-			if (rc == EBUSY && dev)
-				nvt_err_set(
-					err, rc,
-					"%s is in use (a filesystem on it or on one of its "
-					"partitions is mounted, or md, device-mapper or another "
-					"program holds it): nothing was written",
-					sp->l.path[m]);
-			else
-				nvt_err_set(err, rc, "cannot open %s%s with O_DIRECT: %s",
-					    sp->l.path[m], p->write ? " for writing" : "",
-					    strerror(rc));
+			nvt_err_open(err, rc, sp->l.path[m], dev, p->write, " with O_DIRECT");
 			return -rc;
 		}
 		if (p->write && !dev) {
