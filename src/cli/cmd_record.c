@@ -121,10 +121,12 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	printf("nvtape record: %s: %llu bytes in %.3f s, %.1f MB/s (stopped: %s)\n", o->path,
 	       (unsigned long long)b, r->seconds, mbps, nvt_stop_reason_name(r->reason));
 	printf("nvtape record: drops %llu beats in %llu events; ring high-water %llu of %llu "
-	       "chunks; max writes in flight %u; %u checkpoints\n",
+	       "chunks; max writes in flight %u; %u checkpoints (latency median %.1f ms, "
+	       "99th %.1f ms, max %.1f ms)\n",
 	       (unsigned long long)r->rec.drop_count, (unsigned long long)r->rec.drop_events,
 	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
-	       r->st.max_inflight, r->rec.checkpoints);
+	       r->st.max_inflight, r->rec.checkpoints, r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6,
+	       r->ckpt_max_ns / 1e6);
 	printf("nvtape record: CPU: I/O thread %.1f %% of a core (%.4f core-s/GB), source thread "
 	       "%.1f %% (%.4f core-s/GB), whole process %.4f core-s/GB\n",
 	       100.0 * r->io_cpu_ns / 1e9 / s, per_gb(r->io_cpu_ns, b),
@@ -136,7 +138,8 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       "io_cpu_s=%.4f "
 	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
-	       "fixed_bufs=%d stop_reason=%s result=%s exit=%d\n",
+	       "fixed_bufs=%d ckpt_p50_ms=%.3f ckpt_p99_ms=%.3f ckpt_max_ms=%.3f stop_reason=%s "
+	       "result=%s exit=%d\n",
 	       (unsigned long long)b, (unsigned long long)r->source_bytes, r->seconds,
 	       (unsigned long long)o->rate_bps, mbps, (unsigned long long)r->rec.drop_count,
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->lost_unwritten,
@@ -145,6 +148,7 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
 	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
+	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6,
 	       nvt_stop_reason_name(r->reason), cli_result_name(rc), rc);
 }
 
@@ -180,6 +184,9 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_uint(&j, "pace_max_step_bytes", r->pace_max_step_bytes);
 	json_bool(&j, "hugepages", r->hugetlb);
 	json_bool(&j, "fixed_bufs", r->fixed_bufs);
+	json_num(&j, "ckpt_p50_ms", r->ckpt_p50_ns / 1e6, 3);
+	json_num(&j, "ckpt_p99_ms", r->ckpt_p99_ns / 1e6, 3);
+	json_num(&j, "ckpt_max_ms", r->ckpt_max_ns / 1e6, 3);
 	json_str(&j, "engine", r->engine_desc);
 	if (ran)
 		cli_json_recording(&j, "header", &r->rec);

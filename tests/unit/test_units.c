@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests: size, rate, duration and integer parsing. */
+/* Unit tests: size, rate, duration and integer parsing; the latency histogram. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "nvtape/units.h"
+#include "util/hist.h"
 
 static void test_sizes(void **state)
 {
@@ -155,13 +156,30 @@ static void test_uint(void **state)
 	assert_int_equal(nvt_parse_uint("-3", 0, 64, &v), -EINVAL);
 }
 
+static void test_hist(void **state)
+{
+	static struct nvt_hist h;
+	(void)state;
+	assert_int_equal(nvt_hist_pct(&h, 50), 0);
+	for (uint64_t ms = 1; ms <= 100; ms++) /* 1 ms .. 100 ms */
+		nvt_hist_add(&h, ms * 1000000u);
+	uint64_t p50 = nvt_hist_pct(&h, 50), p99 = nvt_hist_pct(&h, 99);
+	assert_true(p50 >= 50000000u && p50 <= 50000000u / 8u * 9u);
+	assert_true(p99 >= 99000000u && p99 <= 100000000u);
+	assert_int_equal(nvt_hist_pct(&h, 100), 100000000u);
+	nvt_hist_add(&h, 3u); /* below a microsecond */
+	nvt_hist_add(&h, UINT64_MAX);
+	assert_int_equal(nvt_hist_pct(&h, 100), UINT64_MAX);
+	assert_true(nvt_hist_pct(&h, 0.5) < 1000u); /* the smallest of 102 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),         cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_rates_bytes),   cmocka_unit_test(test_rates_bits),
 		cmocka_unit_test(test_rates_refused), cmocka_unit_test(test_durations),
-		cmocka_unit_test(test_uint),
+		cmocka_unit_test(test_uint),          cmocka_unit_test(test_hist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,6 +182,7 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 		return;
 	}
 	r->durable = r->ckpt_target; /* durable on the next sync; the header says so already */
+	nvt_hist_add(&r->ckpt_hist, nvt_mono_ns() - r->ckpt_last);
 }
 
 /* The I/O loop's clocks: progress of the storage (the oldest write retiring) and of the
@@ -480,6 +481,9 @@ void *nvt_rec_io_thread(void *arg)
 	r->io_cpu_ns = nvt_thread_cpu_ns() - c0;
 	wait_producer_closed(r);
 	finish(r);
+	r->res.ckpt_p50_ns = nvt_hist_pct(&r->ckpt_hist, 50);
+	r->res.ckpt_p99_ns = nvt_hist_pct(&r->ckpt_hist, 99);
+	r->res.ckpt_max_ns = nvt_hist_pct(&r->ckpt_hist, 100);
 	/* the thread that set the engine's io_uring up takes it down: only its single issuer
 	 * can let go of the registered files at once */
 	r->res.fixed_bufs = r->eng.fixed_bufs;

@@ -11,6 +11,7 @@
 #include "ring/pump.h"
 #include "ring/ring.h"
 #include "storage/engine.h"
+#include "util/hist.h"
 
 struct nvt_recorder {
 	struct nvt_record_opts o;     /* the caller's options (its strings must outlive close) */
@@ -65,6 +66,7 @@ struct nvt_recorder {
 	enum nvt_stop_reason reason;
 	bool ckpt_busy;
 	uint64_t ckpt_target, ckpt_last;
+	struct nvt_hist ckpt_hist;
 	uint64_t io_cpu_ns;
 	struct nvt_err err;
 };
