@@ -15,11 +15,12 @@
 extern "C" {
 #endif
 
-#define NVT_HEADER_SIZE    4096u
+#define NVT_HEADER_SIZE    4096u /* the header block before the data */
+#define NVT_HEADER_SLOT    2048u /* version 2: the block holds two header copies (slots) */
 #define NVT_BLOCK          4096u /* O_DIRECT alignment of offsets, lengths and buffers */
 #define NVT_BEAT_BYTES     16u   /* test-pattern beat: {seq, ~seq} */
 #define NVT_MAGIC          "NVTAPE\0\0"
-#define NVT_FORMAT_VERSION 1u
+#define NVT_FORMAT_VERSION 2u
 #define NVT_INDEX_MAGIC    "NVTINDEX"
 #define NVT_INDEX_VERSION  1u
 
@@ -57,10 +58,15 @@ struct __attribute__((packed)) nvt_drive_id {
 };
 _Static_assert(sizeof(struct nvt_drive_id) == 80, "nvt_drive_id must be 80 bytes");
 
+/* One header slot. The 4096-byte header block holds two (version 2): every rewrite goes to
+ * slot generation % 2 and leaves the other one as it is on disk, so a write torn at any
+ * sector boundary spoils at most the newest copy and the reader takes the other (one
+ * checkpoint older). Version 1 had one copy: these fields at the same offsets, reserved zeros
+ * up to 4092 and the CRC of bytes 0..4091 there. */
 struct __attribute__((packed)) nvt_header {
 	char magic[8];          /*   0 "NVTAPE\0\0" */
 	uint32_t version;       /*   8 NVT_FORMAT_VERSION */
-	uint32_t header_size;   /*  12 4096 */
+	uint32_t header_size;   /*  12 4096 (the whole header block) */
 	uint32_t beat_bytes;    /*  16 16 for the test pattern, 1 for a byte stream */
 	uint32_t flags;         /*  20 NVT_FLAG_* */
 	uint32_t source_kind;   /*  24 enum nvt_source_kind */
@@ -90,15 +96,18 @@ struct __attribute__((packed)) nvt_header {
 	struct nvt_drive_id drive[NVT_MAX_DRIVES]; /* 264 the namespaces written, in order */
 	char source_name[16]; /* 1544 the source's registered name ("tpg", "stdin", ...), NUL-padded
 			       */
-	uint8_t reserved[2532]; /* 1560 zero */
-	uint32_t header_crc;    /* 4092 CRC32C of bytes 0..4091 */
+	uint64_t generation;  /* 1560 header writes of this recording so far, from 1; the first is
+			       * written to both slots */
+	uint8_t reserved[476]; /* 1568 zero */
+	uint32_t header_crc;   /* 2044 CRC32C of the slot's bytes 0..2043 */
 };
-_Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SIZE, "nvt_header must be 4096 bytes");
+_Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SLOT, "nvt_header must be 2048 bytes");
 _Static_assert(offsetof(struct nvt_header, hostname) == 144, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, drive) == 264, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, source_name) == 1544, "nvt_header layout");
-_Static_assert(offsetof(struct nvt_header, reserved) == 1560, "nvt_header layout");
-_Static_assert(offsetof(struct nvt_header, header_crc) == 4092, "nvt_header layout");
+_Static_assert(offsetof(struct nvt_header, generation) == 1560, "nvt_header layout");
+_Static_assert(offsetof(struct nvt_header, header_crc) == 2044, "nvt_header layout");
+#define NVT_HEADER_V1_CRC_OFF 4092u /* version 1: CRC32C of bytes 0..4091 */
 
 /* The index: a small header followed by typed records; readers skip types they do not know. */
 struct __attribute__((packed)) nvt_index_header {
@@ -178,6 +187,8 @@ struct nvt_recording {
 	char hostname[65];
 	char writer[33];      /* nvtape writer or fdrec target */
 	char source_name[17]; /* registered source name ("" when the writer did not store one) */
+	uint64_t generation;  /* header writes so far (version 2; 0 for older versions) */
+	bool header_torn;     /* one header copy failed its check: the other one was used */
 	/* derived by nvt_recording_open() */
 	uint64_t file_bytes;  /* size of the file or device */
 	uint64_t valid_bytes; /* data bytes a reader may trust: data_bytes, or the checkpoint */
@@ -186,10 +197,16 @@ struct nvt_recording {
 
 NVT_API uint32_t nvt_crc32c(uint32_t crc, const void *buf, size_t len);
 
-/* Encode / decode. decode validates magic, version, sizes and CRC and says what is wrong. */
-NVT_API void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *out);
+/* Encode / decode. nvt_header_encode fills one slot with rec (rec->generation as it is);
+ * nvt_header_block_encode counts a new generation in rec and writes it into its slot of the
+ * header block blk4096, which must hold the block as it is on disk (the other slot stays);
+ * the first generation goes to both. decode takes a header block (nvtape version 2 or 1,
+ * FPGA Drive Recorder v1), validates magic, version, sizes and CRCs, takes the newest
+ * valid slot and says what is wrong. */
+NVT_API void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *slot);
+NVT_API void nvt_header_block_encode(struct nvt_recording *rec, void *blk4096);
 NVT_API void fdrec_header_encode(const struct nvt_recording *rec, struct fdrec_header *out);
-NVT_API int nvt_header_decode(const void *buf4096, size_t len, struct nvt_recording *rec,
+NVT_API int nvt_header_decode(const void *blk4096, size_t len, struct nvt_recording *rec,
 			      struct nvt_err *err);
 
 /* Build the index holding the given drop events into buf (capacity cap, zero-padded to

@@ -436,6 +436,11 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 		r->complete ? "complete" : "INCOMPLETE (writer died; run nvtape recover)",
 		(r->flags & NVT_FLAG_RECOVERED) ? ", recovered" : "",
 		(r->flags & NVT_FLAG_STOP_ERROR) ? ", stopped early on an error" : "");
+	if (r->header_torn)
+		fprintf(f,
+			"  header          copy %llu read: the newer copy is damaged (a header "
+			"write was cut short; at most one checkpoint is lost)\n",
+			(unsigned long long)r->generation);
 	fprintf(f, "  source          %s\n", nvt_source_kind_name(r->source_kind));
 	if (r->rate_bps)
 		fprintf(f, "  rate            %.1f MB/s\n", r->rate_bps / 1e6);
@@ -499,6 +504,8 @@ void cli_json_recording(struct json *j, const char *key, const struct nvt_record
 	json_uint(j, "chunk_bytes", r->chunk_bytes);
 	json_uint(j, "chunk_count", r->chunk_count);
 	json_uint(j, "checkpoints", r->checkpoints);
+	json_uint(j, "generation", r->generation);
+	json_bool(j, "header_torn", r->header_torn);
 	json_uint(j, "file_bytes", r->file_bytes);
 	json_str(j, "hostname", r->hostname);
 	json_str(j, "writer", r->writer);

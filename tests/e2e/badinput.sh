@@ -26,10 +26,15 @@ check 1 "bad magic" "$NVT" info "$T/empty.nvt"
 ok "truncated header, empty file"
 
 cp "$good" "$T/crc.nvt"
-printf 'X' | dd of="$T/crc.nvt" bs=1 seek=150 conv=notrunc status=none
-check 1 "CRC mismatch" "$NVT" verify "$T/crc.nvt"
-check 1 "CRC mismatch" "$NVT" recover "$T/crc.nvt"
-ok "header CRC mismatch"
+newest=$(($(hdr generation "$good") % 2 * 2048)) # generation g is in slot g % 2
+printf 'X' | dd of="$T/crc.nvt" bs=1 seek=$((newest + 150)) conv=notrunc status=none
+expect_rc 2 "$NVT" verify "$T/crc.nvt" # the other copy: the header before the final one
+grep -q "INCOMPLETE" "$T/out" && grep -q "header  *copy .* the newer copy is damaged" "$T/out" ||
+	{ cat "$T/out"; fail "one damaged header copy: the other one is read and said so"; }
+printf 'X' | dd of="$T/crc.nvt" bs=1 seek=$((2048 - newest + 150)) conv=notrunc status=none # both
+check 1 "both copies of the header are damaged" "$NVT" verify "$T/crc.nvt"
+check 1 "both copies of the header are damaged" "$NVT" recover "$T/crc.nvt"
+ok "header CRC mismatch: one copy damaged (the other read), both damaged (refused)"
 
 cp "$good" "$T/long.nvt"
 head -c 4096 /dev/zero >>"$T/long.nvt"

@@ -47,7 +47,7 @@ ok "a disk with a mounted partition: record (even with --force) and setup refuse
 f="$T/live.nvt"
 "$NVT" record -q --rate 100MB --size 600M "$f" >"$T/live.out" 2>&1 &
 pid=$!
-sleep 1.3
+wait_header "$f" 2
 expect_rc 1 "$NVT" recover "$f"
 grep -q "being written" "$T/err" || fail "recover of a live recording: $(cat "$T/err")"
 expect_rc 1 "$NVT" record -q --size 8M "$f"

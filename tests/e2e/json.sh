@@ -76,7 +76,7 @@ ok "info: pass, missing file, bad option; a control character, valid UTF-8 and i
 
 "$NVT" record -q --rate 50MB --size 1G "$T/k.nvt" >/dev/null 2>&1 &
 pid=$!
-sleep 1.5
+wait_header "$T/k.nvt" 2
 kill -9 $pid
 wait $pid 2>/dev/null
 js recover 0 "$NVT" recover -q --json "$T/k.nvt"

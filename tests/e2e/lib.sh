@@ -54,6 +54,19 @@ field() {
 }
 
 # value of a header field from nvtape info --json
+# wait_header FILE GEN: until the recording being written to FILE has written header
+# generation GEN (1: it started; 1 + n: n checkpoints), at most 60 s; a busy machine starts
+# a recorder late, so tests wait for its progress instead of sleeping a fixed time
+wait_header() {
+	local i g
+	for i in $(seq 600); do
+		g=$("$NVT" info --json "$1" 2>/dev/null | grep -o '"generation":[0-9]*' | cut -d: -f2)
+		[ -n "$g" ] && [ "$g" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "$1: header generation $2 not written within 60 s"
+}
+
 hdr() {
 	"$NVT" info --json "$2" | python3 -c "import json,sys; print(json.load(sys.stdin)['header']['$1'])"
 }

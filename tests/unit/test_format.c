@@ -51,14 +51,19 @@ static void test_crc32c_vector(void **state)
 static void test_header_roundtrip(void **state)
 {
 	struct nvt_recording a, b;
-	struct nvt_header h;
+	static uint8_t blk[NVT_HEADER_SIZE];
 	struct nvt_err err = {0};
 	(void)state;
 	sample(&a);
-	nvt_header_encode(&a, &h);
-	assert_memory_equal(h.magic, "NVTAPE\0\0", 8);
-	assert_int_equal(nvt_header_decode(&h, sizeof(h), &b, &err), 0);
+	nvt_header_block_encode(&a, blk);
+	assert_int_equal(a.generation, 1);
+	assert_memory_equal(blk, "NVTAPE\0\0", 8);
+	assert_memory_equal(blk, blk + NVT_HEADER_SLOT, NVT_HEADER_SLOT); /* both slots */
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), 0);
 	assert_int_equal(b.format, NVT_FMT_NVTAPE);
+	assert_int_equal(b.version, 2);
+	assert_int_equal(b.generation, 1);
+	assert_false(b.header_torn);
 	assert_int_equal(b.data_offset, 4096);
 	assert_int_equal(b.rate_bps, a.rate_bps);
 	assert_int_equal(b.data_bytes, a.data_bytes);
@@ -69,27 +74,100 @@ static void test_header_roundtrip(void **state)
 	assert_string_equal(b.hostname, "rig-7");
 	assert_string_equal(b.source_name, "dma_producer_x1");
 	assert_string_equal(b.writer, "nvtape 0.1.0");
+	a.data_bytes += 4096; /* the next generation goes to slot 0, slot 1 stays */
+	nvt_header_block_encode(&a, blk);
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), 0);
+	assert_int_equal(b.generation, 2);
+	assert_int_equal(b.data_bytes, a.data_bytes);
+}
+
+/* A version 1 header (one copy, CRC at 4092) is still read. */
+static void test_header_v1(void **state)
+{
+	struct nvt_recording a, b;
+	static uint8_t blk[NVT_HEADER_SIZE];
+	struct nvt_header *h = (struct nvt_header *)blk;
+	struct nvt_err err = {0};
+	uint32_t crc;
+	(void)state;
+	sample(&a);
+	memset(blk, 0, sizeof(blk));
+	nvt_header_encode(&a, h);
+	h->version = 1;
+	h->generation = 0;
+	h->header_crc = 0;
+	crc = nvt_crc32c(0, blk, NVT_HEADER_V1_CRC_OFF);
+	memcpy(blk + NVT_HEADER_V1_CRC_OFF, &crc, 4);
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), 0);
+	assert_int_equal(b.version, 1);
+	assert_int_equal(b.generation, 0);
+	assert_int_equal(b.data_bytes, a.data_bytes);
+	assert_string_equal(b.source_name, "dma_producer_x1");
+	blk[100] ^= 1;
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "CRC mismatch"));
 }
 
 static void test_header_damage(void **state)
 {
 	struct nvt_recording a, b;
-	struct nvt_header h;
+	static uint8_t blk[NVT_HEADER_SIZE];
 	struct nvt_err err = {0};
 	(void)state;
 	sample(&a);
-	nvt_header_encode(&a, &h);
-	((uint8_t *)&h)[100] ^= 1;
-	assert_int_equal(nvt_header_decode(&h, sizeof(h), &b, &err), -EPROTO);
-	assert_non_null(strstr(err.msg, "CRC mismatch"));
+	nvt_header_block_encode(&a, blk);
+	a.durable_bytes = 1u << 20;
+	nvt_header_block_encode(&a, blk); /* generation 2 in slot 0 */
+	blk[100] ^= 1;                    /* the newest copy damaged: the older one is read */
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), 0);
+	assert_int_equal(b.generation, 1);
+	assert_true(b.header_torn);
+	blk[NVT_HEADER_SLOT + 100] ^= 1; /* both */
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "both copies"));
 	nvt_err_clear(&err);
-	nvt_header_encode(&a, &h);
-	assert_int_equal(nvt_header_decode(&h, 100, &b, &err), -EPROTO);
+	nvt_header_block_encode(&a, blk);
+	assert_int_equal(nvt_header_decode(blk, 100, &b, &err), -EPROTO);
 	assert_non_null(strstr(err.msg, "truncated"));
 	nvt_err_clear(&err);
-	memcpy(h.magic, "GARBAGE!", 8);
-	assert_int_equal(nvt_header_decode(&h, sizeof(h), &b, &err), -EPROTO);
+	memcpy(blk, "GARBAGE!", 8);
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), -EPROTO);
 	assert_non_null(strstr(err.msg, "bad magic"));
+}
+
+/* A header write torn at sector boundaries, in any order (every subset of the eight 512-byte
+ * sectors written), over the previous block: the reader gets the new or the previous
+ * generation, never an error, never a header that claims more than the new one. */
+static void test_header_torn(void **state)
+{
+	struct nvt_recording a, b;
+	static uint8_t prev[NVT_HEADER_SIZE], next[NVT_HEADER_SIZE], mix[NVT_HEADER_SIZE];
+	struct nvt_err err = {0};
+	unsigned states = 0;
+	(void)state;
+	sample(&a);
+	a.flags = 0;
+	a.durable_bytes = 0;
+	nvt_header_block_encode(&a, next);
+	for (int g = 2; g <= 5; g++) { /* checkpoints into both slots, then the final header */
+		uint64_t prev_durable = a.durable_bytes;
+		memcpy(prev, next, sizeof(prev));
+		a.durable_bytes += 8u << 20;
+		if (g == 5)
+			a.flags = NVT_FLAG_COMPLETE;
+		nvt_header_block_encode(&a, next);
+		for (unsigned set = 0; set < 256; set++, states++) {
+			for (unsigned sec = 0; sec < 8; sec++)
+				memcpy(mix + sec * 512,
+				       ((set >> sec) & 1 ? next : prev) + sec * 512, 512);
+			assert_int_equal(nvt_header_decode(mix, sizeof(mix), &b, &err), 0);
+			assert_true(b.generation == (uint64_t)g || b.generation == (uint64_t)g - 1);
+			assert_int_equal(b.durable_bytes, b.generation == (uint64_t)g
+								  ? a.durable_bytes
+								  : prev_durable);
+		}
+	}
+	assert_int_equal(states, 4 * 256);
 }
 
 static void test_fdrec_roundtrip(void **state)
@@ -256,6 +334,8 @@ int main(void)
 		cmocka_unit_test(test_crc32c_vector),
 		cmocka_unit_test(test_header_roundtrip),
 		cmocka_unit_test(test_header_damage),
+		cmocka_unit_test(test_header_v1),
+		cmocka_unit_test(test_header_torn),
 		cmocka_unit_test(test_fdrec_roundtrip),
 		cmocka_unit_test(test_index_roundtrip),
 		cmocka_unit_test(test_index_damaged_after_good_record),

@@ -167,11 +167,14 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 		}
 		nvt_recording_checkpoint(&r->rec, r->ckpt_target, atomic_load(&r->drops),
 					 nvt_real_ns());
+		memcpy(r->ckpt_hdr, r->hdr, NVT_HEADER_SIZE); /* the block as on disk */
 		nvt_recording_encode(&r->rec, r->ckpt_hdr);
 		if (r->eng.ops->queue(&r->eng, &io)) {
 			r->ckpt_busy = false;
 			nvt_recording_checkpoint_undo(&r->rec);
+			return;
 		}
+		memcpy(r->hdr, r->ckpt_hdr, NVT_HEADER_SIZE);
 		return;
 	}
 	r->ckpt_busy = false;

@@ -50,7 +50,9 @@ struct nvt_recorder {
 	bool opened;
 	int open_rc;
 	uint64_t t_end;
-	void *hdr, *ckpt_hdr; /* 4 KiB aligned header images (sync / checkpoint writes) */
+	/* 4 KiB aligned header blocks: hdr as last written (sync writes), ckpt_hdr the copy a
+	 * checkpoint writes while hdr stays the reference for the next one */
+	void *hdr, *ckpt_hdr;
 	struct nvt_pump pump; /* chunk writes in order */
 	uint64_t issue_off, written, durable;
 	uint64_t prealloc_end;

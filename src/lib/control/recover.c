@@ -211,25 +211,30 @@ static int write_index(const struct nvt_layout *L, const int *fd, const struct r
 	return 0;
 }
 
-static int write_header(const struct nvt_layout *L, const int *fd, const struct nvt_recording *rec,
+/* The header block as on disk, patched: an fdrec header keeps the fields nvtape does not model
+ * (design, clock); an nvtape one gets the next generation in its slot, the other slot kept. */
+static int write_header(const struct nvt_layout *L, const int *fd, struct nvt_recording *rec,
 			struct nvt_err *err)
 {
 	uint8_t hdr[NVT_HEADER_SIZE];
 
+	if (nvt_layout_pread(L, fd, hdr, sizeof(hdr), 0)) {
+		nvt_err_set(err, EIO, "cannot re-read the header");
+		return -1;
+	}
 	if (rec->format == NVT_FMT_FDREC) {
-		/* patch the original: keep the fields nvtape does not model (design, clock) */
 		struct fdrec_header *fh = (struct fdrec_header *)hdr;
-		if (nvt_layout_pread(L, fd, hdr, sizeof(hdr), 0)) {
-			nvt_err_set(err, EIO, "cannot re-read the header");
-			return -1;
-		}
 		fh->flags |= FDREC_FLAG_COMPLETE;
 		fh->data_bytes = rec->data_bytes;
 		fh->drop_count = rec->drop_count;
 		if (!fh->stop_time_ns)
 			fh->stop_time_ns = nvt_real_ns();
-	} else
-		nvt_header_encode(rec, (struct nvt_header *)hdr);
+	} else {
+		if (rec->version != NVT_FORMAT_VERSION) /* a version 1 header becomes version 2 */
+			rec->generation = 0;
+		rec->version = NVT_FORMAT_VERSION;
+		nvt_header_block_encode(rec, hdr);
+	}
 	return write_all(L, fd, hdr, sizeof(hdr), 0, err) ? -1 : 0;
 }
 
@@ -259,7 +264,7 @@ static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nv
 	if (!rc && rec->format == NVT_FMT_NVTAPE && s->nev)
 		rc = write_index(L, fd, s, end, err);
 	if (!rc)
-		rc = write_header(L, fd, rec, err);
+		rc = write_header(L, fd, s->rec, err);
 	if (!rc)
 		rc = sync_members(L, fd, err);
 	nvt_layout_close(L, fd);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Encoding, decoding and validation of the 4096-byte recording header: nvtape v1 and the
- * FPGA Drive Recorder v1 header (read everywhere, written byte for byte on request). */
+/* Encoding, decoding and validation of the 4096-byte header block: nvtape version 2 (two
+ * slots written alternately, so that a torn write costs at most one checkpoint), version 1
+ * (one copy, read only) and the FPGA Drive Recorder v1 header (read everywhere, written byte
+ * for byte on request). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +53,7 @@ void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *h)
 	memcpy(h->magic, NVT_MAGIC, 8);
 	h->version = NVT_FORMAT_VERSION;
 	h->header_size = NVT_HEADER_SIZE;
+	h->generation = rec->generation;
 	h->beat_bytes = rec->beat_bytes;
 	h->flags = rec->flags;
 	h->source_kind = rec->source_kind;
@@ -93,6 +96,16 @@ void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *h)
 	copy_str(h->writer, sizeof(h->writer), rec->writer);
 	copy_str(h->source_name, sizeof(h->source_name), rec->source_name);
 	h->header_crc = nvt_crc32c(0, h, offsetof(struct nvt_header, header_crc));
+}
+
+void nvt_header_block_encode(struct nvt_recording *rec, void *blk4096)
+{
+	struct nvt_header *slot = blk4096;
+
+	rec->generation++;
+	nvt_header_encode(rec, &slot[rec->generation % 2]);
+	if (rec->generation == 1)
+		slot[0] = slot[1];
 }
 
 void fdrec_header_encode(const struct nvt_recording *rec, struct fdrec_header *h)
@@ -142,10 +155,55 @@ static int decode_fdrec(const struct fdrec_header *h, struct nvt_recording *rec,
 	return 0;
 }
 
+/* One version 2 slot: NULL when its magic, version or CRC is wrong. */
+static const struct nvt_header *valid_slot(const struct nvt_header *h)
+{
+	if (memcmp(h->magic, NVT_MAGIC, 8) || h->version != NVT_FORMAT_VERSION ||
+	    nvt_crc32c(0, h, offsetof(struct nvt_header, header_crc)) != h->header_crc)
+		return NULL;
+	return h;
+}
+
+/* The header to read: the newer valid slot of a version 2 block, or a valid version 1 header. */
+static const struct nvt_header *pick_slot(const uint8_t *blk, bool *torn, struct nvt_err *err)
+{
+	const struct nvt_header *s0 = (const void *)blk, *s1 = s0 + 1;
+	const struct nvt_header *a = valid_slot(s0), *b = valid_slot(s1);
+	uint32_t crc, v1crc;
+
+	*torn = !a != !b;
+	if (a && b)
+		return b->generation > a->generation ? b : a;
+	if (a || b)
+		return a ? a : b;
+	if (s0->version == 1) {
+		memcpy(&v1crc, blk + NVT_HEADER_V1_CRC_OFF, sizeof(v1crc));
+		crc = nvt_crc32c(0, blk, NVT_HEADER_V1_CRC_OFF);
+		if (crc == v1crc)
+			return s0; /* the same fields at the same offsets; reserved zeros after */
+		nvt_err_set(err, EPROTO,
+			    "header CRC mismatch (version 1: stored 0x%08x, computed 0x%08x): the "
+			    "header is damaged; nothing in it can be trusted",
+			    v1crc, crc);
+		return NULL;
+	}
+	if (s0->version != NVT_FORMAT_VERSION && s1->version != NVT_FORMAT_VERSION &&
+	    !memcmp(s0->magic, NVT_MAGIC, 8))
+		nvt_err_set(err, EPROTO,
+			    "unsupported nvtape header version %u: this nvtape reads versions 1 "
+			    "and %u",
+			    s0->version, NVT_FORMAT_VERSION);
+	else
+		nvt_err_set(err, EPROTO,
+			    "both copies of the header are damaged (CRC mismatch in the slots at 0 "
+			    "and 2048): nothing in them can be trusted");
+	return NULL;
+}
+
 int nvt_header_decode(const void *buf, size_t len, struct nvt_recording *rec, struct nvt_err *err)
 {
 	const struct nvt_header *h = buf;
-	uint32_t crc;
+	bool torn;
 
 	memset(rec, 0, sizeof(*rec));
 	if (len < 8 || (memcmp(h->magic, NVT_MAGIC, 8) && memcmp(h->magic, FDREC_MAGIC, 8))) {
@@ -161,25 +219,23 @@ int nvt_header_decode(const void *buf, size_t len, struct nvt_recording *rec, st
 	}
 	if (memcmp(h->magic, FDREC_MAGIC, 8) == 0)
 		return decode_fdrec(buf, rec, err);
-	crc = nvt_crc32c(0, h, offsetof(struct nvt_header, header_crc));
-	if (crc != h->header_crc) {
-		nvt_err_set(err, EPROTO,
-			    "header CRC mismatch (stored 0x%08x, computed 0x%08x): the header is "
-			    "damaged; nothing in it can be trusted",
-			    h->header_crc, crc);
+	h = pick_slot(buf, &torn, err);
+	if (!h)
 		return -EPROTO;
-	}
-	if (h->version != NVT_FORMAT_VERSION || h->header_size != NVT_HEADER_SIZE ||
-	    h->data_offset != NVT_HEADER_SIZE || h->beat_bytes == 0 || h->beat_bytes > 4096) {
+	if (h->header_size != NVT_HEADER_SIZE || h->data_offset != NVT_HEADER_SIZE ||
+	    h->beat_bytes == 0 || h->beat_bytes > 4096) {
 		nvt_err_set(err, EPROTO,
 			    "unsupported nvtape header (version %u, header %u bytes, data at %llu, "
-			    "beat %u bytes): this nvtape reads version %u",
+			    "beat %u bytes): this nvtape reads 4096-byte headers, data at 4096, "
+			    "beats of 1 to 4096 bytes",
 			    h->version, h->header_size, (unsigned long long)h->data_offset,
-			    h->beat_bytes, NVT_FORMAT_VERSION);
+			    h->beat_bytes);
 		return -EPROTO;
 	}
 	rec->format = NVT_FMT_NVTAPE;
 	rec->version = h->version;
+	rec->generation = h->version == 1 ? 0 : h->generation;
+	rec->header_torn = torn;
 	rec->beat_bytes = h->beat_bytes;
 	rec->flags = h->flags;
 	rec->source_kind = h->source_kind;

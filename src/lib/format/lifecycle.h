@@ -13,12 +13,14 @@ void nvt_drive_from_id(struct nvt_drive *d, const struct nvt_drive_id *id);
 
 /* Version, data offset, host, writer and start time of a recording about to be written. */
 void nvt_recording_begin(struct nvt_recording *rec, uint64_t now_real_ns);
-/* The 4096-byte header image in the recording's own format (nvtape or fdrec). */
-void nvt_recording_encode(const struct nvt_recording *rec, void *buf4096);
+/* The 4096-byte header block in the recording's own format (nvtape or fdrec). For nvtape,
+ * blk4096 holds the block as last written (any bytes before the first write): a new
+ * generation goes into its slot and the other slot stays as it is on disk. */
+void nvt_recording_encode(struct nvt_recording *rec, void *blk4096);
 /* A checkpoint: durable_bytes of data are durable and drops units were lost so far. */
 void nvt_recording_checkpoint(struct nvt_recording *rec, uint64_t durable_bytes, uint64_t drops,
 			      uint64_t now_real_ns);
-/* Undo the last checkpoint's count when its header write could not be queued. */
+/* Undo the last checkpoint's counts when its header write could not be queued. */
 void nvt_recording_checkpoint_undo(struct nvt_recording *rec);
 /* The final header: data_bytes written, COMPLETE (and STOP_ERROR when ended by an error). */
 void nvt_recording_finish(struct nvt_recording *rec, uint64_t data_bytes, bool stop_error,

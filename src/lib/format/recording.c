@@ -260,12 +260,12 @@ void nvt_recording_begin(struct nvt_recording *rec, uint64_t now_real_ns)
 	nvt_recording_derive(rec);
 }
 
-void nvt_recording_encode(const struct nvt_recording *rec, void *buf4096)
+void nvt_recording_encode(struct nvt_recording *rec, void *blk4096)
 {
 	if (rec->format == NVT_FMT_FDREC)
-		fdrec_header_encode(rec, buf4096);
+		fdrec_header_encode(rec, blk4096);
 	else
-		nvt_header_encode(rec, buf4096);
+		nvt_header_block_encode(rec, blk4096);
 }
 
 void nvt_recording_checkpoint(struct nvt_recording *rec, uint64_t durable_bytes, uint64_t drops,
@@ -282,6 +282,8 @@ void nvt_recording_checkpoint_undo(struct nvt_recording *rec)
 {
 	if (rec->checkpoints)
 		rec->checkpoints--;
+	if (rec->generation)
+		rec->generation--;
 }
 
 void nvt_recording_finish(struct nvt_recording *rec, uint64_t data_bytes, bool stop_error,
