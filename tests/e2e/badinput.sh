@@ -93,4 +93,12 @@ for cmd in record verify info recover; do
 	grep -q "Exit codes: 0 clean; 2" "$T/out" || fail "$cmd --help lacks exit codes"
 done
 ok "every subcommand has --help with the exit codes"
+# a FIFO where a recording should be: refused at once, never waited on (every open of a
+# recording or target is non-blocking and checks what it got)
+mkfifo "$T/fifo"
+for cmd in verify info recover "play --sink null" "record --size 8M" "record --size 8M $T/m0.nvt"; do
+	expect_rc 1 timeout 20 "$NVT" $cmd "$T/fifo"
+	grep -q "is not a regular file" "$T/err" || fail "$cmd on a FIFO: $(cat "$T/err")"
+done
+ok "a FIFO in place of a recording or target: refused, never blocked on"
 echo "badinput: all passed"

@@ -12,6 +12,8 @@
 
 #include "nvtape/format.h"
 #include "nvtape/layout.h"
+#include "nvtape/pattern.h"
+#include "nvtape/recover.h"
 
 static void sample(struct nvt_recording *r)
 {
@@ -328,6 +330,55 @@ static void test_sizes_that_wrap(void **state)
 	assert_non_null(strstr(err.msg, "overflow"));
 }
 
+/* recover of an interrupted test-pattern recording whose checkpoint or file end is not on a
+ * 4 KiB boundary: it keeps at least what the checkpoint vouched for (in whole beats) and the
+ * pattern that continues it, reading beats at any alignment. */
+static uint64_t recover_crafted(uint64_t durable, uint64_t data_len)
+{
+	char path[] = "/tmp/nvt-rcv-XXXXXX";
+	int fd = mkstemp(path);
+	static uint8_t blk[NVT_HEADER_SIZE];
+	struct nvt_recording r;
+	struct nvt_recover_opts o;
+	struct nvt_recover_result res;
+	uint8_t *data = malloc(data_len + 16);
+
+	assert_true(fd >= 0 && data);
+	sample(&r);
+	r.flags = 0;
+	r.index_offset = r.index_bytes = r.index_crc = 0;
+	r.drop_count = r.drop_events = 0;
+	r.first_seq = 1000;
+	r.data_offset = NVT_HEADER_SIZE;
+	r.data_bytes = 0;
+	r.durable_bytes = durable;
+	nvt_header_block_encode(&r, blk);
+	nvt_pattern_fill(data, 1000, (data_len + 15) / 16);
+	assert_int_equal(write(fd, blk, sizeof(blk)), (ssize_t)sizeof(blk));
+	assert_int_equal(write(fd, data, data_len), (ssize_t)data_len);
+	close(fd);
+	free(data);
+	nvt_recover_opts_default(&o);
+	o.path = path;
+	assert_int_equal(nvt_recover(&o, &res), 0);
+	unlink(path);
+	assert_true(res.after.complete);
+	return res.after.data_bytes;
+}
+
+static void test_recover_unaligned(void **state)
+{
+	(void)state;
+	/* the file ends inside a 4 KiB block, the checkpoint at its end */
+	assert_int_equal(recover_crafted(10000, 10000), 10000);
+	/* a checkpoint inside a block: the rest of that block and the next ones continue it */
+	assert_int_equal(recover_crafted(4096 + 48, 3 * 4096), 3 * 4096);
+	/* a checkpoint inside a beat: whole beats, then the pattern that continues */
+	assert_int_equal(recover_crafted(4096 + 40, 3 * 4096), 3 * 4096);
+	/* nothing continues after the checkpoint: exactly the vouched beats */
+	assert_int_equal(recover_crafted(4096 + 48, 4096 + 48), 4096 + 48);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_index_damaged_after_good_record),
 		cmocka_unit_test(test_index_skips_unknown_records),
 		cmocka_unit_test(test_sizes_that_wrap),
+		cmocka_unit_test(test_recover_unaligned),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	struct file_priv *fp = calloc(1, sizeof(*fp));
 	int flags = p->write ? (O_WRONLY | O_CREAT) : O_RDONLY;
 	int rc;
+	bool dev = false;
 	struct stat st;
 
 	if (!fp) {
@@ -51,11 +52,22 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	 * mounted or held; a file is locked before it is truncated (see nvt_lock_output) */
 	if (fp->blockdev && p->write)
 		flags = O_WRONLY | O_EXCL;
-	fp->fd = open(p->path, flags | O_DIRECT | O_CLOEXEC, 0644);
-	if (fp->fd < 0 && errno == EINVAL) {
+	fp->fd = nvt_open_data(p->path, flags | O_DIRECT, &dev, err);
+	if (fp->fd == -ESPIPE) {
+		fp->fd = -1;
+		return -ESPIPE;
+	}
+	if (fp->fd >= 0 && dev != fp->blockdev) { /* swapped between the stat and the open */
+		nvt_err_set(err, EAGAIN,
+			    "%s changed from %s while it was opened; nothing was written", p->path,
+			    dev ? "a file to a block device" : "a block device to a file");
+		return -EAGAIN;
+	}
+	if (fp->fd == -EINVAL) {
 		struct statfs sfs;
-		int fd = open(p->path, (flags & ~O_TRUNC) | O_CLOEXEC, 0644);
+		int fd = open(p->path, (flags & ~O_TRUNC) | O_NONBLOCK | O_CLOEXEC, 0644);
 		bool tmpfs = fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+		fp->fd = -1;
 		if (fd >= 0)
 			close(fd);
 		if (p->write && fd >= 0 && !fp->blockdev)
@@ -67,7 +79,8 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 		return -EINVAL;
 	}
 	if (fp->fd < 0) {
-		rc = errno;
+		rc = -fp->fd;
+		fp->fd = -1;
 		nvt_err_open(err, rc, p->path, fp->blockdev, p->write, "");
 		return -rc;
 	}

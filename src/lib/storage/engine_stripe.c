@@ -57,11 +57,23 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 		if (dev && p->write)
 			f = O_WRONLY |
 			    O_EXCL; /* claimed: refused while it or a partition is in use */
-		sp->fd[m] = open(sp->l.path[m], f | O_DIRECT | O_CLOEXEC, 0644);
+		bool is_dev = false;
+		sp->fd[m] = nvt_open_data(sp->l.path[m], f | O_DIRECT, &is_dev, err);
+		if (sp->fd[m] == -ESPIPE) {
+			sp->fd[m] = -1;
+			return -ESPIPE;
+		}
 		if (sp->fd[m] < 0) {
-			rc = errno;
+			rc = -sp->fd[m];
+			sp->fd[m] = -1;
 			nvt_err_open(err, rc, sp->l.path[m], dev, p->write, " with O_DIRECT");
 			return -rc;
+		}
+		if (is_dev != dev) {
+			nvt_err_set(err, EAGAIN,
+				    "%s changed type while it was opened; nothing was written",
+				    sp->l.path[m]);
+			return -EAGAIN;
 		}
 		if (p->write && !dev) {
 			rc = nvt_lock_output(sp->fd[m], sp->l.path[m], err);

@@ -158,10 +158,12 @@ int nvt_layout_pwrite(const struct nvt_layout *l, const int *fd, const void *buf
 int nvt_layout_open(const struct nvt_layout *l, int flags, int *fd, struct nvt_err *err)
 {
 	for (unsigned m = 0; m < l->n; m++) {
-		fd[m] = open(l->path[m], flags | O_CLOEXEC, 0644);
+		fd[m] = nvt_open_data(l->path[m], flags, NULL, err);
 		if (fd[m] < 0) {
-			int rc = errno;
-			nvt_err_set(err, rc, "cannot open %s: %s", l->path[m], strerror(rc));
+			int rc = -fd[m];
+			if (rc != ESPIPE)
+				nvt_err_set(err, rc, "cannot open %s: %s", l->path[m],
+					    strerror(rc));
 			while (m--)
 				close(fd[m]);
 			return -rc;

@@ -17,6 +17,37 @@ uint64_t nvt_process_cpu_ns(void)
 	return nvt_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
+int nvt_open_data(const char *path, int flags, bool *blockdev, struct nvt_err *err)
+{
+	struct stat st;
+	int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, 0644), fl;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))) {
+		close(fd);
+		if (S_ISDIR(st.st_mode))
+			nvt_err_set(err, EISDIR, "%s is a directory: name a recording's file",
+				    path);
+		else
+			nvt_err_set(err, ESPIPE,
+				    "%s is not a regular file or a block device (a FIFO, socket "
+				    "or character device?): recordings live in files and on block "
+				    "devices",
+				    path);
+		return -ESPIPE;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (!(flags & O_NONBLOCK) && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK))) {
+		int rc = errno;
+		close(fd);
+		return -rc;
+	}
+	if (blockdev)
+		*blockdev = S_ISBLK(st.st_mode);
+	return fd;
+}
+
 bool nvt_is_blockdev(int fd)
 {
 	struct stat st;

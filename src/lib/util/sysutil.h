@@ -37,6 +37,11 @@ int nvt_fd_size(int fd, uint64_t *size, struct nvt_err *err);
 int nvt_file_allocate(int fd, const char *what, uint64_t size, bool *zero_filled,
 		      struct nvt_err *err);
 bool nvt_is_blockdev(int fd);
+/* open() of a recording's file or device: the descriptor, or -errno with err untouched when
+ * open() failed; -ESPIPE with err set for what is neither a regular file nor a block device
+ * (a FIFO, socket or character device put in its place), found without ever waiting for a
+ * FIFO's other end. *blockdev (may be NULL) says which it is. */
+int nvt_open_data(const char *path, int flags, bool *blockdev, struct nvt_err *err);
 /* Mount point of block device dev (st_rdev) into buf, or false when not mounted. */
 bool nvt_blockdev_mounted(unsigned long long rdev, char *buf, size_t cap);
 void nvt_hostname(char *buf, size_t cap);
