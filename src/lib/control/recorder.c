@@ -8,6 +8,7 @@
 #include <string.h>
 #include <libgen.h>
 #include <sys/statfs.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -172,7 +173,14 @@ static int reserve_space(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 	}
 	if (rc)
 		nvt_rec_notice(r, "space not reserved up front (%s)", rerr.msg);
-	if (r->eng.zero_filled)
+	if (r->eng.zero_filled_unwritten)
+		nvt_rec_notice(r,
+			       "the file's %llu MB were allocated, then its unwritten extents "
+			       "zero-filled through the filesystem in %.1f s: an unwritten extent "
+			       "reads back as zeros whatever the drive holds, so NVMe commands "
+			       "written beneath the filesystem must land in written blocks",
+			       (unsigned long long)(reserve / 1000000), (nvt_mono_ns() - t0) / 1e9);
+	else if (r->eng.zero_filled)
 		nvt_rec_notice(r,
 			       "this filesystem does not preallocate for this engine: %llu MB "
 			       "zero-filled up front in %.1f s, so that recording overwrites "
@@ -246,6 +254,15 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 	rc = check_targets(r, reserve, err);
 	if (rc)
 		return rc;
+	/* an engine that maps a file before the first write cannot grow it afterwards: room for
+	 * the largest drop index (an event per chunk at most) is reserved with the data */
+	struct stat st;
+	if (reserve && (nvt_engine_find(r->o.engine)->caps & NVT_ENGINE_FILE_NEEDS_SIZE) &&
+	    r->layout.n == 1 && (stat(r->layout.path[0], &st) || S_ISREG(st.st_mode)))
+		reserve += align_up(sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
+					    (reserve / r->o.chunk_bytes + 2) *
+						    sizeof(struct nvt_drop_event),
+				    NVT_BLOCK);
 	rc = nvt_ring_create(&r->ring, r->o.chunks, r->o.chunk_bytes, err);
 	if (rc)
 		return rc;

@@ -53,7 +53,7 @@ static int check_blockdev(const char *path, const struct stat *st, uint64_t need
 		nvt_err_set_hint(err, NVT_HINT_FORCE, 0, 0, 0);
 		return -EEXIST;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
 		struct nvt_err serr = {0};
 		nvt_fd_size(fd, &size, &serr);
