@@ -57,7 +57,7 @@ static struct nvme_priv *priv_new(const struct nvt_engine_params *p, const struc
 	}
 	np->file_fd = -1;
 	for (unsigned i = 0; i < NVT_MAX_MEMBERS; i++)
-		np->ns[i].fd = -1;
+		np->ns[i].fd = np->ns[i].claim_fd = -1;
 	np->write = p->write;
 	np->path = l->path[0];
 	np->qd = p->qd;
@@ -471,6 +471,8 @@ static void nvme_close(struct nvt_engine *e)
 	for (unsigned i = 0; i < NVT_MAX_MEMBERS; i++) {
 		if (np->ns[i].fd >= 0)
 			close(np->ns[i].fd);
+		if (np->ns[i].claim_fd >= 0)
+			close(np->ns[i].claim_fd);
 		free(np->ns[i].wait);
 	}
 	nvt_split_free(&np->split);

@@ -20,6 +20,7 @@
 /* One namespace the engine drives, through its char device /dev/ngCnN. */
 struct nvme_ns {
 	int fd;
+	int claim_fd; /* the namespace's block device, opened O_EXCL while recording onto it */
 	char ng[32];
 	uint32_t nsid, lba_shift;
 	uint64_t capacity, max_cmd;

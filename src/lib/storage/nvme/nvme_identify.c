@@ -123,6 +123,20 @@ int nvme_ns_open(struct nvt_engine *e, struct nvme_priv *np, unsigned i, bool wr
 	int rc;
 
 	snprintf(n->ng, sizeof(n->ng), "/dev/ng%un%u", m->ctrl, m->ns);
+	if (write && !np->t.file) {
+		/* passthrough bypasses the block device's claims: claim it as mkfs would, so that
+		 * nothing mounts or assembles it while nvtape writes, and a holder is refused */
+		char blk[40];
+		snprintf(blk, sizeof(blk), "/dev/nvme%un%u", m->ctrl, m->ns);
+		n->claim_fd = open(blk, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
+		if (n->claim_fd < 0 && errno == EBUSY) {
+			nvt_err_set(err, EBUSY,
+				    "%s is in use (mounted, or held by md, device-mapper or another "
+				    "recording): nvtape never writes a namespace that is in use",
+				    blk);
+			return -EBUSY;
+		}
+	}
 	n->fd = open(n->ng, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (n->fd < 0) {
 		rc = errno;
