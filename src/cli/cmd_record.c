@@ -115,7 +115,7 @@ static double per_gb(uint64_t cpu_ns, uint64_t bytes)
 static void summary(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc)
 {
 	uint64_t b = r->rec.data_bytes;
-	double s = r->seconds > 0 ? r->seconds : 1e-9;
+	double s = r->seconds >= 0.001 ? r->seconds : 0; /* 0: no share of a core to speak of */
 	double mbps = b / s / 1e6;
 
 	printf("nvtape record: %s: %llu bytes in %.3f s, %.1f MB/s (stopped: %s)\n", o->path,
@@ -129,8 +129,8 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       r->ckpt_max_ns / 1e6);
 	printf("nvtape record: CPU: I/O thread %.1f %% of a core (%.4f core-s/GB), source thread "
 	       "%.1f %% (%.4f core-s/GB), whole process %.4f core-s/GB\n",
-	       100.0 * r->io_cpu_ns / 1e9 / s, per_gb(r->io_cpu_ns, b),
-	       100.0 * r->src_cpu_ns / 1e9 / s, per_gb(r->src_cpu_ns, b),
+	       s ? 100.0 * r->io_cpu_ns / 1e9 / s : 0, per_gb(r->io_cpu_ns, b),
+	       s ? 100.0 * r->src_cpu_ns / 1e9 / s : 0, per_gb(r->src_cpu_ns, b),
 	       per_gb(r->proc_cpu_ns, b));
 	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f "
 	       "drops=%llu drop_events=%llu "

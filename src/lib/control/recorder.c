@@ -259,10 +259,10 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 	struct stat st;
 	if (reserve && (nvt_engine_find(r->o.engine)->caps & NVT_ENGINE_FILE_NEEDS_SIZE) &&
 	    r->layout.n == 1 && (stat(r->layout.path[0], &st) || S_ISREG(st.st_mode)))
-		reserve += align_up(sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
-					    (reserve / r->o.chunk_bytes + 2) *
-						    sizeof(struct nvt_drop_event),
-				    NVT_BLOCK);
+		reserve += align_up(
+			sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
+				(reserve / r->o.chunk_bytes + 2) * sizeof(struct nvt_drop_event),
+			NVT_BLOCK);
 	rc = nvt_ring_create(&r->ring, r->o.chunks, r->o.chunk_bytes, err);
 	if (rc)
 		return rc;

@@ -87,11 +87,12 @@ struct nvt_engine {
 	bool fixed_bufs;   /* ring memory is registered: zero-copy fixed-buffer I/O */
 	bool can_reserve;  /* reserve() makes space up front (fallocate) */
 	bool zero_filled;  /* reserve() had to write zeros (no fallocate): it took time */
-	bool zero_filled_unwritten; /* ... into unwritten extents, for writes beneath the filesystem */
-	char desc[384];    /* what was opened and how, for banners */
-	char fault[192];   /* the member that failed first ("" when none, or only one member) */
-	uint32_t io_path;  /* enum nvt_io_path */
-	unsigned ndrives;  /* NVMe namespaces identified (nvme engine) */
+	bool zero_filled_unwritten; /* ... into unwritten extents, for writes beneath the filesystem
+				     */
+	char desc[384];             /* what was opened and how, for banners */
+	char fault[192];  /* the member that failed first ("" when none, or only one member) */
+	uint32_t io_path; /* enum nvt_io_path */
+	unsigned ndrives; /* NVMe namespaces identified (nvme engine) */
 	struct nvt_drive drive[NVT_MAX_DRIVES];
 };
 

@@ -130,10 +130,11 @@ int nvme_ns_open(struct nvt_engine *e, struct nvme_priv *np, unsigned i, bool wr
 		snprintf(blk, sizeof(blk), "/dev/nvme%un%u", m->ctrl, m->ns);
 		n->claim_fd = open(blk, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
 		if (n->claim_fd < 0 && errno == EBUSY) {
-			nvt_err_set(err, EBUSY,
-				    "%s is in use (mounted, or held by md, device-mapper or another "
-				    "recording): nvtape never writes a namespace that is in use",
-				    blk);
+			nvt_err_set(
+				err, EBUSY,
+				"%s is in use (mounted, or held by md, device-mapper or another "
+				"recording): nvtape never writes a namespace that is in use",
+				blk);
 			return -EBUSY;
 		}
 	}
