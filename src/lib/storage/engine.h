@@ -82,13 +82,12 @@ struct nvt_engine_ops {
 struct nvt_engine {
 	const struct nvt_engine_ops *ops;
 	void *priv;
-	unsigned inflight; /* queued + submitted, maintained by the engine */
-	unsigned depth;    /* I/Os the caller keeps in flight (default: params qd; <= nbufs) */
-	bool fixed_bufs;   /* ring memory is registered: zero-copy fixed-buffer I/O */
-	bool can_reserve;  /* reserve() makes space up front (fallocate) */
-	bool zero_filled;  /* reserve() had to write zeros (no fallocate): it took time */
-	bool zero_filled_unwritten; /* ... into unwritten extents, for writes beneath the filesystem
-				     */
+	unsigned inflight;    /* queued + submitted, maintained by the engine */
+	unsigned depth;       /* I/Os the caller keeps in flight (default: params qd; <= nbufs) */
+	bool fixed_bufs;      /* ring memory is registered: zero-copy fixed-buffer I/O */
+	bool can_reserve;     /* reserve() makes space up front (fallocate) */
+	uint64_t zero_filled; /* bytes reserve() had to write zeros into (no fallocate): time */
+	bool zero_filled_unwritten; /* ... into unwritten extents, for writes beneath the fs */
 	char desc[384];             /* what was opened and how, for banners */
 	char fault[192];  /* the member that failed first ("" when none, or only one member) */
 	uint32_t io_path; /* enum nvt_io_path */

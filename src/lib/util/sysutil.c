@@ -134,7 +134,7 @@ void nvt_sleep_until(uint64_t deadline_ns)
 		;
 }
 
-int nvt_file_allocate(int fd, const char *what, uint64_t size, bool *zero_filled,
+int nvt_file_allocate(int fd, const char *what, uint64_t size, uint64_t *zero_filled,
 		      struct nvt_err *err)
 {
 	const char *sep = what[0] ? ": " : "";
@@ -145,10 +145,12 @@ int nvt_file_allocate(int fd, const char *what, uint64_t size, bool *zero_filled
 		return 0;
 	rc = errno;
 	if (rc == EOPNOTSUPP) {
-		if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= size)
+		if (fstat(fd, &st))
+			st.st_size = 0;
+		if ((uint64_t)st.st_size >= size)
 			return 0; /* written before (a reused file): the space is there */
 		if (ftruncate(fd, (off_t)size) == 0 && fsync(fd) == 0) {
-			*zero_filled = true;
+			*zero_filled += size - (uint64_t)st.st_size;
 			return 0;
 		}
 		rc = errno;

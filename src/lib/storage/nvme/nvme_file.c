@@ -134,7 +134,9 @@ static int map_written(struct nvt_engine *e, struct nvme_priv *np, uint64_t size
 		}
 		memset(zero, 0, ZERO_BYTES);
 		rc = zero_fill(np, fill, nfill, zero, err);
-		e->zero_filled = e->zero_filled_unwritten = true;
+		for (size_t i = 0; i < nfill; i++)
+			e->zero_filled += fill[i].len;
+		e->zero_filled_unwritten = true;
 		free(fill);
 		fill = NULL;
 		if (rc)
