@@ -10,7 +10,7 @@
 # NVT_TSAN_DIR: the build directory (default build-tsan).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 b=${NVT_TSAN_DIR:-build-tsan}
 t_start=$(date +%s)
 
@@ -98,7 +98,7 @@ step "speedtest, two targets" expect 0 "$N" speedtest -q --size 64M --chunk 1M -
 	"$work/s1.nvt" "$work/s2.nvt"
 step "play, Ctrl-C" interrupt 1 1.5 "$N" play --rate 20MB --chunk 1M "$work/s1.nvt"
 
-reports=$(ls "$log" | wc -l)
+reports=$(find "$log" -type f | wc -l)
 if [ "$reports" != 0 ]; then
 	cat "$log"/*
 	echo "FAILED: ThreadSanitizer reported in $reports processes (reports above)"
