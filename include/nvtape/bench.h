@@ -98,7 +98,7 @@ struct nvt_bench_opts {
 	bool no_sweep;              /* only the unthrottled run and its cliff analysis */
 	uint64_t sample_ns;         /* time series interval (default 100 ms) */
 	uint64_t max_write_bytes; /* write budget: the search stops before exceeding it (0 none) */
-	const volatile sig_atomic_t *interrupt;
+	const volatile sig_atomic_t *interrupt;                   /* as nvt_record_opts.interrupt */
 	void (*on_run)(const struct nvt_bench_run *r, void *arg); /* after every run */
 	/* before the first run, and with a time estimate once the unthrottled run gave a rate */
 	void (*on_plan)(const struct nvt_bench_plan *p, void *arg);

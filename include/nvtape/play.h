@@ -44,6 +44,7 @@ struct nvt_play_opts {
 	uint64_t timeout_ns;      /* stall watchdog */
 	uint64_t stats_ns;
 	int out_fd; /* stdout sink */
+	/* as nvt_record_opts.interrupt */
 	const volatile sig_atomic_t *interrupt;
 	void (*progress)(const struct nvt_play_stats *st, void *arg);
 	void (*notice)(const char *msg, void *arg);

@@ -57,10 +57,13 @@ struct nvt_record_opts {
 	uint64_t first_seq;      /* test-pattern data: the seq of the first beat (nvt_record()
 				  * draws a random one per run, so that blocks an earlier run
 				  * left on a device never pass as this run's data) */
-	bool producer_times_duration;           /* the producer stops itself at duration_ns (a paced
-						 * source emits exactly what was due); the recorder only
-						 * sizes the reservation with it */
-	const volatile sig_atomic_t *interrupt; /* set by a signal handler: stop cleanly */
+	bool producer_times_duration; /* the producer stops itself at duration_ns (a paced
+				       * source emits exactly what was due); the recorder only
+				       * sizes the reservation with it */
+	/* non-zero: stop cleanly. Set by a signal handler, read by the library's own threads: set
+	 * it with an atomic store, __atomic_store_n(&flag, 1, __ATOMIC_RELAXED) (lock-free, so
+	 * async-signal-safe); a plain assignment is a data race with those threads. */
+	const volatile sig_atomic_t *interrupt;
 	void (*progress)(const struct nvt_record_stats *st, void *arg); /* I/O thread */
 	void (*notice)(const char *msg, void *arg); /* one-time notes (hugepages, ...) */
 	void *arg;

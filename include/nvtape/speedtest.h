@@ -42,6 +42,7 @@ struct nvt_speedtest_opts {
 	unsigned chunks, qd;  /* default 32, 8 */
 	bool force;           /* overwrite block devices that carry data */
 	uint64_t sample_ns;   /* time series interval, default 100 ms */
+	/* as nvt_record_opts.interrupt */
 	const volatile sig_atomic_t *interrupt;
 	void (*notice)(const char *msg, void *arg);
 	void *arg;

@@ -30,7 +30,8 @@ static void keep_error(const char *fmt, va_list ap)
 static void on_signal(int sig)
 {
 	(void)sig;
-	cli_interrupted = 1;
+	/* read by the library's threads: an atomic store (lock-free, async-signal-safe) */
+	__atomic_store_n(&cli_interrupted, 1, __ATOMIC_RELAXED);
 }
 
 void cli_install_signals(void)

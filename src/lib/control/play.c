@@ -48,7 +48,7 @@ static void watch(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 	res->st.ring_low = o->chunks;
 	while (!atomic_load(&f->done)) {
 		uint64_t now = nvt_mono_ns();
-		if (o->interrupt && *o->interrupt && !res->interrupted) {
+		if (nvt_interrupted(o->interrupt) && !res->interrupted) {
 			res->interrupted = true;
 			nvt_sink_frame_stop(f);
 			nvt_player_stop(f->pl);

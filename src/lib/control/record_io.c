@@ -67,9 +67,8 @@ void nvt_rec_fill_stats(struct nvt_recorder *r, struct nvt_record_stats *st, uin
 	st->bytes_durable = atomic_load(&r->st_durable);
 	st->drops = atomic_load(&r->drops);
 	pthread_mutex_lock(&r->ev_lock);
-	st->drop_events = r->nev;
+	st->drop_events = r->nev + (uint64_t)atomic_load(&r->pending_event);
 	pthread_mutex_unlock(&r->ev_lock);
-	st->drop_events += (uint64_t)atomic_load(&r->pending_event);
 	st->inflight = atomic_load(&r->st_inflight);
 	st->max_inflight = atomic_load(&r->st_max_inflight);
 	st->ring_fill = nvt_ring_fill(&r->ring);
@@ -315,7 +314,7 @@ static void run_loop(struct nvt_recorder *r)
 	r->ckpt_last = lt.now;
 	for (;;) {
 		lt.now = nvt_mono_ns();
-		if (!r->signalled && o->interrupt && *o->interrupt) {
+		if (!r->signalled && nvt_interrupted(o->interrupt)) {
 			r->signalled = true;
 			nvt_recorder_stop(r);
 		}

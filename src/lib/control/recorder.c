@@ -389,9 +389,12 @@ static uint64_t since_start(struct nvt_recorder *r)
 	return t0 ? nvt_mono_ns() - t0 : 0;
 }
 
+/* The pending losses become event number nev; stats() reads nev and pending_event under the
+ * same lock, so it never counts that event twice or not at all. */
 static void add_event(struct nvt_recorder *r, uint64_t offset, uint64_t units, uint64_t t)
 {
 	pthread_mutex_lock(&r->ev_lock);
+	atomic_store(&r->pending_event, 0);
 	if (r->nev == r->ev_cap) {
 		uint64_t cap = r->ev_cap ? r->ev_cap * 2 : 256;
 		struct nvt_drop_event *n = realloc(r->ev, cap * sizeof(*n));
@@ -416,7 +419,6 @@ static void settle_drops(struct nvt_recorder *r)
 	add_event(r, atomic_load_explicit(&r->produced, memory_order_relaxed), r->pending_drop,
 		  r->pending_time);
 	r->pending_drop = 0;
-	atomic_store(&r->pending_event, 0);
 }
 
 struct nvt_drop_event *nvt_rec_drop_events(struct nvt_recorder *r, uint64_t *n)

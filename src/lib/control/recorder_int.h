@@ -35,7 +35,7 @@ struct nvt_recorder {
 	_Atomic uint64_t produced; /* bytes committed into chunks, published or not */
 	_Atomic uint64_t drops;    /* units dropped */
 	_Atomic uint64_t t0_mono;  /* first commit or drop (0 until then) */
-	_Atomic int pending_event; /* pending_drop != 0 */
+	_Atomic int pending_event; /* pending_drop != 0 (cleared under ev_lock) */
 	_Atomic int stop_req;      /* stop() or a signal */
 	_Atomic int stopping;      /* acquire() refuses from now on */
 	uint64_t t0_real;
@@ -64,8 +64,10 @@ struct nvt_recorder {
 	_Atomic unsigned st_inflight, st_max_inflight;
 	_Atomic uint32_t st_checkpoints;
 	enum nvt_stop_reason latched; /* why the producer stopped, fixed at close() */
-	bool signalled;
-	enum nvt_stop_reason reason;
+	/* set by the I/O thread, read by close() on the producer's thread while it runs; a reason
+	 * read there right after a failure may still be the old one: finish() then keeps its own */
+	_Atomic bool signalled;
+	_Atomic enum nvt_stop_reason reason;
 	bool ckpt_busy;
 	uint64_t ckpt_target, ckpt_last;
 	struct nvt_hist ckpt_hist;

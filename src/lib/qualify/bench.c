@@ -12,6 +12,7 @@
 
 #include "nvtape/verify.h"
 #include "qualify/bench_int.h"
+#include "util/sysutil.h"
 
 enum outcome {
 	OUT_PASSED,     /* ran to its end without a data problem */
@@ -92,7 +93,7 @@ static void on_play_stats(const struct nvt_play_stats *st, void *arg)
 
 bool bench_interrupted(const struct bench *b)
 {
-	return b->o->interrupt && *b->o->interrupt;
+	return nvt_interrupted(b->o->interrupt);
 }
 
 bool bench_may_write(struct bench *b)

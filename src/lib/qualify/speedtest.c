@@ -259,7 +259,7 @@ int nvt_speedtest(const struct nvt_speedtest_opts *o, struct nvt_speedtest_resul
 		run_phase(w, o->ntargets, write_thread);
 		nvt_speed_aggregate(res->t, res->n, true, &res->agg_write_mbps, &res->agg_write_s);
 	}
-	res->interrupted = o->interrupt && *o->interrupt;
+	res->interrupted = nvt_interrupted(o->interrupt);
 	if (o->read && !count_failed(res) && !res->interrupted) {
 		run_phase(w, o->ntargets, read_thread);
 		nvt_speed_aggregate(res->t, res->n, false, &res->agg_read_mbps, &res->agg_read_s);

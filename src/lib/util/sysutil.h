@@ -3,6 +3,7 @@
 #ifndef NVT_SYSUTIL_H
 #define NVT_SYSUTIL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -28,6 +29,14 @@ static inline uint64_t nvt_thread_cpu_ns(void)
 	return nvt_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 uint64_t nvt_process_cpu_ns(void);
+
+/* The caller's interrupt flag (options' `interrupt`), set by a signal handler that may run on
+ * any thread and read here from the library's threads: a relaxed atomic load, the counterpart
+ * of the handler's atomic store (a plain volatile access races across threads). */
+static inline bool nvt_interrupted(const volatile sig_atomic_t *flag)
+{
+	return flag && __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
+}
 
 int nvt_fd_size(int fd, uint64_t *size, struct nvt_err *err);
 /* Give the file the space [0, size): fallocate, or where the filesystem has none (exFAT on
