@@ -31,7 +31,7 @@ check md-create-member-offset md_create
 # refused without --force; an active array holds its members even against --force
 md_090() {
 	reset_drives
-	yes | mdadm --create /dev/md0 --level=1 --metadata=0.90 --raid-devices=2 --run $D0 $D1 >/dev/null 2>&1 || return 1
+	yes | mdadm --create /dev/md0 --level=0 --metadata=0.90 --chunk=512 --raid-devices=2 --run $D0 $D1 >/dev/null 2>&1 || return 1
 	if nvtape record -q --force --size 8M $D0 2>/tmp/e.txt; then echo "held member written"; return 1; fi
 	grep -q "in use" /tmp/e.txt || { cat /tmp/e.txt; return 1; }
 	mdadm --stop /dev/md0 >/dev/null || return 1
