@@ -179,6 +179,17 @@ static int derive_valid(const struct nvt_layout *l, const int *fd, struct nvt_re
 				    (unsigned long long)size);
 			return -1;
 		}
+		if (rec->index_bytes &&
+		    (rec->index_offset < rec->data_offset + rec->durable_bytes ||
+		     rec->index_offset + rec->index_bytes > size)) {
+			nvt_err_set(err, EPROTO,
+				    "%s: header places the index (%llu bytes at %llu) outside the "
+				    "file (%llu bytes) or inside the data: the header is damaged",
+				    name, (unsigned long long)rec->index_bytes,
+				    (unsigned long long)rec->index_offset,
+				    (unsigned long long)size);
+			return -1;
+		}
 	} else {
 		/* fdrec never checkpoints: everything after the header is candidate data */
 		rec->valid_bytes = size > NVT_HEADER_SIZE ? size - NVT_HEADER_SIZE : 0;
