@@ -133,7 +133,11 @@ static int take_checkpoint_tail(const struct nvt_layout *L, struct rstate *s, st
 
 	if (s->valid >= s->limit)
 		return 0;
-	if (n > sizeof(buf) || nvt_layout_open(L, O_RDONLY, fd, err))
+	if (n > sizeof(buf)) { /* the scan covers every whole block the checkpoint holds */
+		nvt_err_set(err, EPROTO, "checkpoint tail of %llu bytes", (unsigned long long)n);
+		return -1;
+	}
+	if (nvt_layout_open(L, O_RDONLY, fd, err))
 		return -1;
 	rc = nvt_layout_pread(L, fd, buf, n, off);
 	nvt_layout_close(L, fd);
