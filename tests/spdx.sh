@@ -29,6 +29,7 @@ sources() {
 	git ls-files -z | while IFS= read -r -d '' f; do
 		[ -f "$f" ] || continue
 		case $f in
+		tests/fuzz/corpus/* | tests/fuzz/regressions/*) ;; # fuzz inputs: data, not source
 		*.c | *.h) echo "c $f" ;;
 		*.py | *.sh | *.bash | meson.build | */meson.build | meson_options.txt) echo "hash $f" ;;
 		*) [ "$(head -c 2 "$f")" = '#!' ] && echo "hash $f" ;;

@@ -124,6 +124,12 @@ struct nvt_report;
 /* Write the HTML report to path; 0 or NVT_EXIT_RUNTIME (said on stderr). */
 int cli_report(const char *path, const struct nvt_report *rep, bool quiet);
 
+/* The whole command line as `nvtape ARGS...` runs it (argv[0] is the program): the exit code. */
+int cli_main(int argc, char **argv);
+/* Set by the command-line fuzz harness: a command returns NVT_EXIT_OK once its arguments are
+ * parsed and checked, before it opens any file or device or starts any work. */
+extern bool cli_parse_only;
+
 int cmd_record(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_info(int argc, char **argv);

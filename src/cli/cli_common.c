@@ -21,6 +21,7 @@ const char *cli_cmd = "";
 bool cli_json, cli_json_done;
 FILE *cli_json_out;
 char cli_last_error[512];
+bool cli_parse_only;
 
 static void keep_error(const char *fmt, va_list ap)
 {

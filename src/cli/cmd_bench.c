@@ -479,7 +479,7 @@ int cmd_bench(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? NVT_EXIT_OK : rc;
 	rc = finish_opts(argc - 1, argv + 1, &o, &c);
-	if (rc)
+	if (rc || cli_parse_only)
 		return rc;
 	o.interrupt = &cli_interrupted;
 	o.on_run = on_run;

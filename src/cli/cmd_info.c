@@ -73,6 +73,8 @@ int cmd_info(int argc, char **argv)
 	}
 	if (cli_layout(&L, argc, argv, optind, stripe, member_off))
 		return NVT_EXIT_USAGE;
+	if (cli_parse_only)
+		return NVT_EXIT_OK;
 	if (nvt_recording_open(&L, &rec, &err) ||
 	    (rec.complete && nvt_recording_read_index(&L, &rec, &ev, &n, &err))) {
 		cli_error("%s", cli_err_msg(&err));

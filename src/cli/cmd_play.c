@@ -398,7 +398,7 @@ int cmd_play(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? NVT_EXIT_OK : rc;
 	rc = check_args(argc, argv, &o, &c);
-	if (rc)
+	if (rc || cli_parse_only)
 		return rc;
 	return run_play(&o, &c);
 }

@@ -77,6 +77,8 @@ int cmd_recover(int argc, char **argv)
 	}
 	if (cli_layout(&o.layout, argc, argv, optind, stripe, member_off))
 		return NVT_EXIT_USAGE;
+	if (cli_parse_only)
+		return NVT_EXIT_OK;
 	o.path = argv[optind];
 	o.notice = cli_note;
 	o.progress = json || quiet ? NULL : cli_progress_bytes;

@@ -176,7 +176,7 @@ int cmd_setup(int argc, char **argv)
 		if ((rc = setup_option(opt, argv, &c, &o)))
 			return rc < 0 ? NVT_EXIT_OK : rc;
 	rc = check_args(argc, argv, &o, &c);
-	if (rc)
+	if (rc || cli_parse_only)
 		return rc;
 	return run_setup(&o, &c);
 }

@@ -295,7 +295,7 @@ int cmd_speedtest(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":qh", speed_lo, NULL)) != -1)
 		if ((rc = speed_option(opt, argv, &o, &c)))
 			return rc < 0 ? NVT_EXIT_OK : rc;
-	if ((rc = speed_targets(argc, argv, &o, &c)))
+	if ((rc = speed_targets(argc, argv, &o, &c)) || cli_parse_only)
 		return rc;
 	o.interrupt = &cli_interrupted;
 	o.notice = cli_note;

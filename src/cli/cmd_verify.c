@@ -253,7 +253,7 @@ int cmd_verify(int argc, char **argv)
 		if ((rc = verify_option(opt, argv, &c, &o)))
 			return rc < 0 ? NVT_EXIT_OK : rc;
 	rc = check_args(argc, argv, &o, &c);
-	if (rc)
+	if (rc || cli_parse_only)
 		return rc;
 	return run_verify(&o, &c);
 }

@@ -90,17 +90,19 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 			nvt_checker_feed(&s->chk, buf, bytes - bytes % 16, off);
 		return 0;
 	}
-	/* nvtape: the checkpointed part is taken as it is, the rest only while it continues */
-	if (pos < s->limit) {
-		uint64_t n = s->limit - pos < bytes ? s->limit - pos : bytes;
+	/* nvtape: the checkpointed part is taken as it is, the rest only while it continues; in
+	 * whole 4 KiB blocks here (a checkpoint's last partial block: take_checkpoint_tail) */
+	if (pos < s->limit - s->limit % 4096) {
+		uint64_t whole = s->limit - s->limit % 4096;
+		uint64_t n = whole - pos < bytes ? whole - pos : bytes;
 		nvt_checker_feed(&s->chk, p, n, off);
 		s->valid = pos + n;
 		p += n;
 		pos += n;
 		bytes -= n;
 	}
-	/* beyond it, whole 4 KiB blocks of the file (what a write leaves complete or not at all);
-	 * from a checkpoint inside a block, the rest of that block */
+	/* beyond it, whole 4 KiB blocks of the file (what a write leaves complete or not at all),
+	 * read at any alignment */
 	while (bytes >= 16) {
 		uint64_t n = 4096 - (s->rec->data_offset + pos) % 4096;
 		if (n > bytes)
@@ -127,6 +129,36 @@ static int write_all(const struct nvt_layout *l, const int *fd, const void *buf,
 	return rc;
 }
 
+/* The checkpoint's last bytes when they do not end a whole 4 KiB block that continues the
+ * pattern (a checkpoint off a block boundary, a file whose length is not a multiple of 4 KiB):
+ * vouched for, so kept as they are, and checked for the gaps to index. */
+static int take_checkpoint_tail(const struct nvt_layout *L, struct rstate *s, struct nvt_err *err)
+{
+	uint64_t buf[512];
+	uint64_t n = s->limit - s->valid, off = s->rec->data_offset + s->valid;
+	int fd[NVT_MAX_MEMBERS];
+	int rc;
+
+	if (s->valid >= s->limit)
+		return 0;
+	if (n > sizeof(buf)) { /* the scan covers every whole block the checkpoint holds */
+		nvt_err_set(err, EPROTO, "checkpoint tail of %llu bytes", (unsigned long long)n);
+		return -1;
+	}
+	if (nvt_layout_open(L, O_RDONLY, fd, err))
+		return -1;
+	rc = nvt_layout_pread(L, fd, buf, n, off);
+	nvt_layout_close(L, fd);
+	if (rc) {
+		nvt_err_set(err, -rc, "read of %llu bytes at %llu: %s", (unsigned long long)n,
+			    (unsigned long long)off, strerror(-rc));
+		return -1;
+	}
+	nvt_checker_feed(&s->chk, buf, n - n % 16, off);
+	s->valid = s->limit;
+	return 0;
+}
+
 /* The data after the header, for the test pattern and fdrec: what continues the pattern beyond
  * the checkpoint, its gaps, the last non-zero block. */
 static int scan_data(const struct nvt_recover_opts *o, const struct nvt_layout *L, struct rstate *s,
@@ -148,7 +180,9 @@ static int scan_data(const struct nvt_recover_opts *o, const struct nvt_layout *
 				   .notice = o->notice,
 				   .user_arg = o->arg,
 				   .arg = s};
-	return so.len && nvt_scan(&so, &ss, err) ? -1 : 0;
+	if (so.len && nvt_scan(&so, &ss, err))
+		return -1;
+	return rec->format == NVT_FMT_NVTAPE ? take_checkpoint_tail(L, s, err) : 0;
 }
 
 /* gaps in what is kept are exactly the drops we can prove */
@@ -360,10 +394,6 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 		free(s.ev);
 		return -(res->err.code ? res->err.code : EIO);
 	}
-	/* the scan reads whole 4 KiB blocks: the checkpoint vouches for its last bytes when the
-	 * file ends inside a block */
-	if (s.valid < s.limit && rec->format == NVT_FMT_NVTAPE)
-		s.valid = s.limit;
 	mark_recovered(&s, res, data_avail);
 	if (rewrite(L, &s, &res->err)) {
 		free(s.ev);

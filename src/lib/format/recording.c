@@ -168,6 +168,14 @@ static int derive_valid(const struct nvt_layout *l, const int *fd, struct nvt_re
 			end = rec->index_offset + rec->index_bytes;
 		if (check_extent(l, fd, rec, end, name, err))
 			return -1;
+		if (rec->durable_bytes > rec->data_bytes) {
+			nvt_err_set(err, EPROTO,
+				    "%s: complete recording of %llu data bytes whose checkpoint "
+				    "claims %llu: the header is damaged",
+				    name, (unsigned long long)rec->data_bytes,
+				    (unsigned long long)rec->durable_bytes);
+			return -1;
+		}
 		rec->valid_bytes = rec->data_bytes;
 	} else if (rec->format == NVT_FMT_NVTAPE) {
 		rec->valid_bytes = rec->durable_bytes;
@@ -176,6 +184,17 @@ static int derive_valid(const struct nvt_layout *l, const int *fd, struct nvt_re
 				    "%s: incomplete recording whose checkpoint (%llu data bytes) "
 				    "lies beyond the end of the file (%llu bytes)",
 				    name, (unsigned long long)rec->durable_bytes,
+				    (unsigned long long)size);
+			return -1;
+		}
+		if (rec->index_bytes &&
+		    (rec->index_offset < rec->data_offset + rec->durable_bytes ||
+		     rec->index_offset + rec->index_bytes > size)) {
+			nvt_err_set(err, EPROTO,
+				    "%s: header places the index (%llu bytes at %llu) outside the "
+				    "file (%llu bytes) or inside the data: the header is damaged",
+				    name, (unsigned long long)rec->index_bytes,
+				    (unsigned long long)rec->index_offset,
 				    (unsigned long long)size);
 			return -1;
 		}

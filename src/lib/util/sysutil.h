@@ -40,9 +40,8 @@ static inline bool nvt_interrupted(const volatile sig_atomic_t *flag)
 
 int nvt_fd_size(int fd, uint64_t *size, struct nvt_err *err);
 /* Give the file the space [0, size): fallocate, or where the filesystem has none (exFAT on
- * Linux 6.1) a growing truncate made durable, which writes zeros (*zero_filled: how many bytes); a file
- * that is already that long is left as it is. `what`
- * prefixes the messages ("" for none). */
+ * Linux 6.1) a growing truncate made durable, which writes zeros (*zero_filled: how many bytes); a
+ * file that is already that long is left as it is. `what` prefixes the messages ("" for none). */
 int nvt_file_allocate(int fd, const char *what, uint64_t size, uint64_t *zero_filled,
 		      struct nvt_err *err);
 bool nvt_is_blockdev(int fd);

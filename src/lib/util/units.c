@@ -74,7 +74,7 @@ int nvt_parse_size(const char *s, uint64_t *out)
 			double r = v * size_suffixes[i].mult;
 			if (r >= 18446744073709549568.0)
 				return -ERANGE;
-			*out = (uint64_t)(r + 0.5);
+			*out = (uint64_t)round(r); /* r + 0.5 is inexact from 2^52 */
 			return 0;
 		}
 	}
@@ -125,7 +125,7 @@ int nvt_parse_rate(const char *s, uint64_t *out)
 		return nvt_parse_size(s, out);
 	if (r >= 18446744073709549568.0)
 		return -ERANGE;
-	*out = (uint64_t)(r + 0.5);
+	*out = (uint64_t)round(r);
 	return 0;
 }
 
@@ -150,7 +150,7 @@ int nvt_parse_duration_ns(const char *s, uint64_t *out_ns)
 		return -EINVAL;
 	if (v * mult >= 1.8e19)
 		return -ERANGE;
-	*out_ns = (uint64_t)(v * mult + 0.5);
+	*out_ns = (uint64_t)round(v * mult);
 	return 0;
 }
 

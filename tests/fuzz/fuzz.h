@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* What every fuzz harness shares: the libFuzzer entry points, the invariant check that aborts
+ * (libFuzzer keeps the input as a reproducer; the replay program fails), and a scratch file
+ * holding the input for harnesses that go through files. */
+#ifndef NVT_FUZZ_H
+#define NVT_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nvtape/format.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* An invariant the code under test must keep, whatever the input. */
+#define FUZZ_CHECK(cond, ...)                                                                      \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: invariant violated: %s: ", __FILE__, __LINE__,     \
+				#cond);                                                            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+
+/* The path of a scratch file holding exactly the given bytes (rewritten on every call), in a
+ * private directory under $NVT_FUZZ_DIR, $TMPDIR or /tmp that is removed at exit. The
+ * directory must allow O_DIRECT (recover and verify read with it): not tmpfs before Linux 6.6. */
+const char *fuzz_file(const uint8_t *data, size_t size);
+/* A second scratch path in the same directory, for a copy. */
+const char *fuzz_file2(const uint8_t *data, size_t size);
+
+/* Give the nvtape header at the start of buf (len bytes) a correct CRC, so that mutations get
+ * past the CRC check to the field checks. No-op unless it starts with the nvtape magic and holds
+ * a whole header. */
+void fuzz_fix_header_crc(uint8_t *buf, size_t len);
+/* The same for the index the header points at (when it lies inside buf), then the header CRC. */
+void fuzz_fix_crcs(uint8_t *buf, size_t len);
+
+/* The invariants of a recording nvt_recording_open accepted from a file of file_bytes bytes:
+ * nothing it claims lies beyond the file, nothing wraps. */
+void fuzz_check_open(const struct nvt_recording *rec, uint64_t file_bytes);
+
+#endif
