@@ -9,6 +9,8 @@ make_loop 512M none
 raw=$DEV
 expect_rc 0 "$NVT" record -q --rate 200MB --duration 1 "$raw"
 bytes=$(field bytes)
+# the device node sits on devtmpfs; the recording does not live in memory
+! grep -q "tmpfs" "$T/err" || fail "a raw device taken for tmpfs: $(cat "$T/err")"
 expect_rc 0 "$NVT" verify "$raw"
 [ "$(field bytes)" = "$bytes" ] && [ "$(field result)" = pass ] || fail "verify on a raw device"
 expect_rc 0 "$NVT" play --rate 400MB "$raw"

@@ -382,7 +382,8 @@ int nvt_player_close(struct nvt_player *p, struct nvt_play_result *res)
 			p->t_read_end > p->t_read0 ? (p->t_read_end - p->t_read0) / 1e9 : 0;
 		res->read_cpu_ns = p->cpu_ns;
 		res->max_inflight = p->pump.max_inflight;
-		if (p->err.code && !res->err.code)
+		/* a read that failed is the cause; the sink only saw the ring end under it */
+		if (p->err.code && (!res->err.code || atomic_load(&p->failed)))
 			res->err = p->err;
 	}
 	destroy(p);

@@ -435,8 +435,20 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	nvt_recording_encode(&r->rec, r->hdr);
 	if (!rc)
 		rc = r->eng.ops->write_sync(&r->eng, r->hdr, NVT_HEADER_SIZE, 0, err);
+	/* after an earlier failure that error stays the cause: say what this one means */
+	if (rc && atomic_load(&r->failed)) {
+		nvt_rec_notice(r,
+			       "the recording could not be finalized (%s): its header vouches for "
+			       "the %llu bytes of its last checkpoint; run nvtape recover once the "
+			       "drive answers again",
+			       err->msg, (unsigned long long)r->durable);
+		return rc;
+	}
 	if (!rc)
 		rc = r->eng.ops->sync_now(&r->eng, err);
+	if (rc && atomic_load(&r->failed))
+		nvt_rec_notice(r, "the final header is written, but making it durable failed (%s)",
+			       err->msg);
 	return rc;
 }
 

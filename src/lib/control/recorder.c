@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libgen.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -97,7 +98,12 @@ static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 	}
 	for (unsigned m = 0; m < r->layout.n; m++) {
 		struct statfs sfs;
-		if (statfs(r->layout.path[m], &sfs) != 0) {
+		struct stat st;
+		/* a device node sits on devtmpfs: what it names is a drive, not memory */
+		if (stat(r->layout.path[m], &st) == 0 &&
+		    (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)))
+			sfs.f_type = 0;
+		else if (statfs(r->layout.path[m], &sfs) != 0) {
 			char dir[4096];
 			snprintf(dir, sizeof(dir), "%s", r->layout.path[m]);
 			if (statfs(dirname(dir), &sfs) != 0)
