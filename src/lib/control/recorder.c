@@ -109,10 +109,7 @@ static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 			if (statfs(dirname(dir), &sfs) != 0)
 				sfs.f_type = 0;
 		}
-		struct stat st;
-		bool node = stat(r->layout.path[m], &st) == 0 &&
-			    (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)); /* on devtmpfs */
-		if (sfs.f_type == 0x01021994 && !node)                    /* TMPFS_MAGIC */
+		if (sfs.f_type == 0x01021994) /* TMPFS_MAGIC */
 			nvt_rec_notice(r,
 				       "%s is on tmpfs: the recording lives in memory and is lost "
 				       "at a reboot or a power cut",
