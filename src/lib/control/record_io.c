@@ -405,7 +405,7 @@ static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev,
 	free(buf);
 }
 
-/* Write index, trim, rewrite the header as complete, make it durable. */
+/* Write index, trim, make them durable, rewrite the header as complete, make it durable. */
 int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 {
 	struct nvt_drop_event *ev = NULL;
@@ -430,6 +430,12 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	free(ev);
 	nvt_recording_finish(&r->rec, r->written, atomic_load(&r->failed), nvt_real_ns());
 	nvt_recording_encode(&r->rec, r->hdr);
+	/* The data, the index and the length durable before the header says COMPLETE: a drive's
+	 * volatile cache may otherwise keep the header and lose what it accounts for. (Writes that
+	 * never completed would hold the barrier up: the header is written without it then.) */
+	if (!rc && !stuck)
+		rc = r->eng.ops->flush_now ? r->eng.ops->flush_now(&r->eng, err)
+					   : r->eng.ops->sync_now(&r->eng, err);
 	if (!rc)
 		rc = r->eng.ops->write_sync(&r->eng, r->hdr, NVT_HEADER_SIZE, 0, err);
 	if (!rc)
