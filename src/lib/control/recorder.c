@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libgen.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -102,7 +103,11 @@ static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 			if (statfs(dirname(dir), &sfs) != 0)
 				sfs.f_type = 0;
 		}
-		if (sfs.f_type == 0x01021994) /* TMPFS_MAGIC */
+		struct stat st;
+		/* a device node lives on devtmpfs, the device it names does not */
+		bool node = stat(r->layout.path[m], &st) == 0 &&
+			    (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
+		if (!node && sfs.f_type == 0x01021994) /* TMPFS_MAGIC */
 			nvt_rec_notice(r,
 				       "%s is on tmpfs: the recording lives in memory and is lost "
 				       "at a reboot or a power cut",
