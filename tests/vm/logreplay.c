@@ -398,26 +398,33 @@ static void cmd_copy(int argc, char **argv, bool zero)
 	sync_target(out, argv[1]);
 }
 
-/* pattern [--stripe B] OFFSET FILE...: the test-pattern data a state holds from OFFSET (the data
- * start), in 4 KiB blocks, through the md RAID0 layout when several members are given. A block is
- * pattern when its 256 beats are {seq, ~seq} with seq rising by one; valid= is the length of the
- * prefix of pattern blocks whose sequence only moves forward (drops are forward jumps);
+/* pattern [--stripe B] [--upto U] OFFSET FILE...: the test-pattern data a state holds from OFFSET
+ * (the data start), in 4 KiB blocks, through the md RAID0 layout when several members are given.
+ * A block is pattern when its 256 beats are {seq, ~seq} with seq rising by one; valid= is the
+ * length of the prefix of pattern blocks whose sequence only moves forward (drops are forward
+ * jumps), next= the sequence number after it, upto_next= the one after the first U bytes of
+ * that prefix (so next - upto_next beats of stream time lie between U and the prefix's end);
  * last_nonzero= is the end of the last block that is not all zeros, and zero_blocks= counts the
  * all-zero blocks before it. */
 static void cmd_pattern(int argc, char **argv)
 {
 	uint64_t stripe = 512 * 1024, off, size = UINT64_MAX, valid = 0, last_nz = 0, zeros = 0,
-		 next = 0, pending = 0, pos;
+		 next = 0, pending = 0, upto = 0, upto_next = 0, pos;
 	int fd[16], n, i = 0;
 	bool in_prefix = true;
 	uint64_t *b = xalloc(BLOCK);
 
-	if (argc > 2 && !strcmp(argv[0], "--stripe")) {
-		stripe = parse_u64(argv[1], "--stripe");
-		i = 2;
+	for (;;) {
+		if (argc - i > 2 && !strcmp(argv[i], "--stripe"))
+			stripe = parse_u64(argv[i + 1], "--stripe");
+		else if (argc - i > 2 && !strcmp(argv[i], "--upto"))
+			upto = parse_u64(argv[i + 1], "--upto");
+		else
+			break;
+		i += 2;
 	}
 	if (argc - i < 2 || argc - i - 1 > 16 || stripe % BLOCK || !stripe)
-		die("%s", "usage: pattern [--stripe B] OFFSET FILE...", 0);
+		die("%s", "usage: pattern [--stripe B] [--upto U] OFFSET FILE...", 0);
 	off = parse_u64(argv[i], "OFFSET");
 	n = argc - i - 1;
 	for (int m = 0; m < n; m++) {
@@ -453,14 +460,17 @@ static void cmd_pattern(int argc, char **argv)
 		if (in_prefix && pat && (valid == 0 || b[0] >= next)) {
 			valid = pos + BLOCK - off;
 			next = b[0] + BEATS_IN_BLK;
+			if (valid <= upto)
+				upto_next = next;
 		} else
 			in_prefix = false;
 		last_nz = pos + BLOCK - off;
 		zeros += pending; /* only zero blocks below a non-zero one count */
 		pending = 0;
 	}
-	printf("valid=%" PRIu64 " last_nonzero=%" PRIu64 " zero_blocks=%" PRIu64 "\n", valid,
-	       last_nz, zeros);
+	printf("valid=%" PRIu64 " next=%" PRIu64 " upto_next=%" PRIu64 " last_nonzero=%" PRIu64
+	       " zero_blocks=%" PRIu64 "\n",
+	       valid, next, upto_next, last_nz, zeros);
 	for (int m = 0; m < n; m++)
 		close(fd[m]);
 	free(b);
@@ -472,7 +482,7 @@ static int usage(void)
 		"usage: logreplay list LOG | flushes LOG | mark LOG NAME\n"
 		"       logreplay replay LOG DEV FROM TO [--keep N | --random SEED [--atomic B]]\n"
 		"       logreplay copy SRC DST BYTES | zero DEV BYTES\n"
-		"       logreplay pattern [--stripe B] OFFSET FILE...\n");
+		"       logreplay pattern [--stripe B] [--upto U] OFFSET FILE...\n");
 	return 64;
 }
 

@@ -19,7 +19,7 @@
 . /suites/lib.sh
 reset_drives
 MiB=1048576
-TSZ=24                    # MiB per target (and per base and scratch copy)
+TSZ=8                     # MiB per target (and per base and scratch copy); XFS: 32
 THROTTLE=1000000          # bytes/s the throttled device takes; the source runs at 3 MB/s
 REC="--rate 3MB --duration 4 --chunk 64K --chunks 4"
 MAXPTS=100                # flush points checked per case (plus the first and the last)
@@ -57,12 +57,11 @@ jnum() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" | head -n 1; }
 jbool() { sed -n "s/.*\"$1\":\(true\|false\).*/\1/p" | head -n 1; }
 rfield() { sed -n "s/^RESULT.* $1=\([^ ]*\).*/\1/p" | tail -n 1; }
 
-lin tA $D0 0 $TSZ
-lin tB $D0 $TSZ $TSZ
-lin bA $D0 $((2 * TSZ)) $TSZ
-lin bB $D0 $((3 * TSZ)) $TSZ
-lin sA $D0 $((4 * TSZ)) $TSZ
-lin sB $D0 $((5 * TSZ)) $TSZ
+slices() { # the targets, bases and scratch states of one case, TSZ MiB each
+	for d in tA tB bA bB sA sB; do dmsetup --noudevsync remove $d 2>/dev/null; done
+	lin tA $D0 0 $TSZ && lin tB $D0 $TSZ $TSZ && lin bA $D0 $((2 * TSZ)) $TSZ &&
+		lin bB $D0 $((3 * TSZ)) $TSZ && lin sA $D0 $((4 * TSZ)) $TSZ && lin sB $D0 $((5 * TSZ)) $TSZ
+}
 lin lA $D1 0 256
 lin lB $D1 256 256
 
@@ -77,6 +76,7 @@ record() {
 	case $kind in
 	raw)
 		lw wA tA lA || return 1
+		dmsetup message wA 0 mark rec-start || return 1
 		SLOW=wA throttled nvtape record -q --force --format $fmt $REC /dev/mapper/wA >/tmp/rec.out 2>&1
 		rc=$?
 		;;
@@ -84,12 +84,15 @@ record() {
 		lw wA tA lA || return 1
 		TEST_DEV=1 TEST_DIR=1 QA_CHECK_FS=1 mkfs.xfs -f -q /dev/mapper/wA || return 1
 		mount -t xfs -o noatime /dev/mapper/wA /mnt/rec || return 1
+		sync
+		dmsetup message wA 0 mark rec-start || return 1
 		SLOW=wA throttled nvtape record -q --format $fmt $REC /mnt/rec/r.nvt >/tmp/rec.out 2>&1
 		rc=$?
 		umount_wait /mnt/rec
 		;;
 	stripe) # the second member throttled: the stripe drops because one drive is slow
 		lw wA tA lA && lw wB tB lB || return 1
+		dmsetup message wA 0 mark rec-start && dmsetup message wB 0 mark rec-start || return 1
 		SLOW=wB throttled nvtape record -q --force --format $fmt --stripe 64K $REC \
 			/dev/mapper/wA /dev/mapper/wB >/tmp/rec.out 2>&1
 		rc=$?
@@ -143,6 +146,14 @@ check_state() {
 	xfs) set -- /mnt/cs/r.nvt ;;
 	stripe) set -- --stripe 64K /dev/mapper/sA /dev/mapper/sB ;;
 	esac
+	if [ $KIND = stripe ] && [ $FMT = fdrec ]; then
+		# an fdrec header has no stripe fields: the members are read as one device, as md or
+		# dm presents them
+		echo "0 $((2 * TSZ * 2048)) striped 2 128 /dev/mapper/sA 0 /dev/mapper/sB 0" |
+			dmsetup --noudevsync create st || { bad "dm striped"; return; }
+		[ -b /dev/mapper/st ] || dmsetup --noudevsync mknodes
+		set -- /dev/mapper/st
+	fi
 	if [ $KIND = stripe ]; then
 		pat=$(logreplay pattern --stripe 65536 4096 /dev/mapper/sA /dev/mapper/sB)
 	elif [ $KIND = raw ] || [ -e /mnt/cs/r.nvt ]; then
@@ -151,30 +162,44 @@ check_state() {
 		pat="valid=0 last_nonzero=0 zero_blocks=0"
 	fi
 	valid=$(echo "$pat" | sed -n 's/.*valid=\([0-9]*\).*/\1/p')
+	next=$(echo "$pat" | sed -n 's/.* next=\([0-9]*\).*/\1/p')
 	lastnz=$(echo "$pat" | sed -n 's/.*last_nonzero=\([0-9]*\).*/\1/p')
 	zeros=$(echo "$pat" | sed -n 's/.*zero_blocks=\([0-9]*\).*/\1/p')
 	echo x >>$LOGS/states
 	if ! nvtape info --json "$@" >/tmp/i.json 2>/dev/null; then
-		# no recording yet: only before its first header write reached the media
-		if [ "$valid" != 0 ] || [ "$lastnz" != 0 ] || [ $PROM != 0 ]; then
-			bad "info fails on a state that holds data ($pat): $(head -c 300 /tmp/i.json)"
+		# no recording header yet: only before a checkpoint (or the end) made one durable;
+		# data may have reached the media before it (nothing vouches for it)
+		if [ $PROM != 0 ] || [ $HDR = 1 ]; then
+			bad "info fails after a durable header ($pat): $(head -c 300 /tmp/i.json)"
 		fi
 		echo x >>$LOGS/empty
 		[ $KIND = xfs ] && umount_wait /mnt/cs
+		[ -b /dev/mapper/st ] && dmsetup --noudevsync remove st
 		return
 	fi
 	dur=$(jnum durable_bytes </tmp/i.json)
 	complete=$(jbool complete </tmp/i.json)
-	nvtape verify -q "$@" >/tmp/v1.out 2>&1
+	nvtape verify -q --chunk 256K --qd 2 "$@" >/tmp/v1.out 2>&1
 	v1=$?
 	c1=$(rfield corrupt </tmp/v1.out)
 	nvtape recover "$@" >/tmp/r.out 2>&1
 	rr=$?
-	nvtape verify -q "$@" >/tmp/v2.out 2>&1
+	nvtape verify -q --chunk 256K --qd 2 "$@" >/tmp/v2.out 2>&1
 	v2=$?
 	c2=$(rfield corrupt </tmp/v2.out)
 	rec=$(rfield bytes </tmp/v2.out)
+	# stream time between what recover kept and the end of what the state holds
+	upto=0
+	if [ $FMT = nvtape ] && [ $complete = false ] && [ -n "$rec" ]; then
+		if [ $KIND = stripe ]; then
+			upto=$(logreplay pattern --stripe 65536 --upto $rec 4096 /dev/mapper/sA /dev/mapper/sB)
+		else
+			upto=$(logreplay pattern --upto $rec 4096 ${1##* })
+		fi
+		upto=$(echo "$upto" | sed -n 's/.*upto_next=\([0-9]*\).*/\1/p')
+	fi
 	[ $KIND = xfs ] && umount_wait /mnt/cs
+	[ -b /dev/mapper/st ] && dmsetup --noudevsync remove st
 	[ $rr = 0 ] || { bad "recover exited $rr: $(tail -n 2 /tmp/r.out)"; return; }
 	[ $v2 = 0 ] || [ $v2 = 2 ] || { bad "verify after recover exited $v2: $(tail -n 3 /tmp/v2.out)"; return; }
 	[ -n "$rec" ] || { bad "no verify result"; return; }
@@ -186,6 +211,7 @@ check_state() {
 		if [ $complete = false ]; then
 			[ "$rec" -le "$valid" ] || { bad "recover kept $rec bytes, the state holds $valid"; return; }
 			loss=$((valid - rec))
+			[ "$upto" -gt 0 ] && lsec=$(awk -v a=$next -v b=$upto 'BEGIN { printf "%.3f", (a - b) * 16 / 3e6 }')
 		else
 			loss=0
 		fi
@@ -199,6 +225,9 @@ check_state() {
 		[ "$zeros" = 0 ] || [ $v2 = 2 ] || { bad "verify passes a recording with $zeros zero blocks"; return; }
 		loss=0
 	fi
+	[ -n "$lsec" ] && awk -v a=$lsec -v b=$(cat $LOGS/worsts 2>/dev/null || echo 0) 'BEGIN { exit !(a > b) }' &&
+		echo $lsec >$LOGS/worsts
+	lsec=
 	worst=$(cat $LOGS/worst 2>/dev/null || echo 0)
 	[ $loss -le $worst ] || {
 		echo $loss >$LOGS/worst
@@ -214,15 +243,18 @@ pick() {
 		if (c <= n + 2 || i == 0 || i == c - 1 || k != last) print i; last = k } }'
 }
 
-# tails LOG FROM TO SEED: the between-flush states of one segment (entries FROM..TO-1, after a
-# flush) on top of the state at FROM: TAILK in-order prefixes spread evenly, two random subsets
+# tails LOG FROM TO SEED NKEEP NRANDOM: the between-flush states of one segment (entries
+# FROM..TO-1, after a flush) on top of the state at FROM: NKEEP in-order prefixes spread evenly,
+# NRANDOM random subsets
 tails() {
+	nkeep=$5
+	nrand=$6
 	v=$(($3 - $2))
 	[ $v -gt 0 ] || return 0
 	q=1
 	last=0
-	while [ $q -le $TAILK ]; do
-		k=$((v * q / (TAILK + 1)))
+	while [ $q -le $nkeep ]; do
+		k=$((v * q / (nkeep + 1)))
 		q=$((q + 1))
 		[ $k -gt $last ] || continue
 		last=$k
@@ -230,7 +262,7 @@ tails() {
 		LABEL="$L0+keep$k"
 		check_state
 	done
-	for s in 1 2; do
+	for s in $(seq $nrand); do
 		set_tail "$2 $3 --random $(($4 * 10 + s))"
 		LABEL="$L0+random$s"
 		check_state
@@ -239,62 +271,75 @@ tails() {
 }
 set_tail() { if [ "$WHICH" = B ]; then TAIL_B=$1; else TAIL_A=$1; fi; }
 
-# run_states: every selected flush point of the logs on lA (lB), and states between them
+# logs_after LOG FILE: the flushes after the rec-start mark into FILE; prints the mark's index
+logs_after() {
+	m=$(logreplay mark $1 rec-start) || return 1
+	logreplay flushes $1 | awk -v m=$m '$1 > m' >$2
+	echo $m
+}
+
+# run_states: every selected flush point of the logs on lA (lB) after the recording started, and
+# states between them; the bases start as the device was when it started (for XFS: after mkfs
+# and mount, all of it flushed)
 run_states() {
 	rm -f $LOGS/*
 	logreplay zero /dev/mapper/bA $((TSZ * MiB)) || return 1
 	logreplay zero /dev/mapper/bB $((TSZ * MiB)) || return 1
-	logreplay flushes /dev/mapper/lA >/tmp/fa
+	mA=$(logs_after /dev/mapper/lA /tmp/fa) || return 1
 	nA=$(logreplay list /dev/mapper/lA | grep -c '^[0-9]')
 	fa=$(wc -l </tmp/fa)
+	logreplay replay /dev/mapper/lA /dev/mapper/bA 0 $((mA + 1)) >/dev/null || return 1
+	posA=$((mA + 1))
+	posB=0
 	if [ $KIND = stripe ]; then
-		logreplay flushes /dev/mapper/lB >/tmp/fb
+		mB=$(logs_after /dev/mapper/lB /tmp/fb) || return 1
 		nB=$(logreplay list /dev/mapper/lB | grep -c '^[0-9]')
 		[ "$(wc -l </tmp/fb)" = $fa ] || {
 			echo "the members' logs hold $fa and $(wc -l </tmp/fb) flushes: cannot pair them"
 			return 1
 		}
+		logreplay replay /dev/mapper/lB /dev/mapper/bB 0 $((mB + 1)) >/dev/null || return 1
+		posB=$((mB + 1))
 	fi
 	pick $MAXPTS $fa >/tmp/pick
-	# between-flush states per segment: about 40 in all, at least 3 per segment
-	TAILK=$((40 / (fa + 1)))
-	[ $TAILK -ge 3 ] || TAILK=3
+	# between-flush states per segment: about a dozen in-order ones in all (at least one per
+	# segment) and one random subset per segment
+	nk=$((12 / (fa + 1)))
+	[ $nk -ge 1 ] || nk=1
 	TAIL_A=
 	TAIL_B=
 	PROM=0
+	HDR=0
 	# before the first flush: nothing is durable, any subset of the writes may be on the media
-	fA=$(sed -n 1p /tmp/fa)
 	L0="start"
-	WHICH=A tails /dev/mapper/lA 0 $fA 0
-	[ $KIND = stripe ] && WHICH=B tails /dev/mapper/lB 0 $(sed -n 1p /tmp/fb) 0
-	posA=0
-	posB=0
-	i=0
-	while [ $i -lt $fa ]; do
-		fA=$(sed -n "$((i + 1))p" /tmp/fa)
-		nextA=$(sed -n "$((i + 2))p" /tmp/fa)
+	WHICH=A tails /dev/mapper/lA $posA $(sed -n 1p /tmp/fa) 0 $nk 2
+	[ $KIND = stripe ] && WHICH=B tails /dev/mapper/lB $posB $(sed -n 1p /tmp/fb) 0 $nk 2
+	pt=0
+	while [ $pt -lt $fa ]; do
+		fA=$(sed -n "$((pt + 1))p" /tmp/fa)
+		nextA=$(sed -n "$((pt + 2))p" /tmp/fa)
 		[ -n "$nextA" ] || nextA=$nA
 		if [ $KIND = stripe ]; then
-			fB=$(sed -n "$((i + 1))p" /tmp/fb)
-			nextB=$(sed -n "$((i + 2))p" /tmp/fb)
+			fB=$(sed -n "$((pt + 1))p" /tmp/fb)
+			nextB=$(sed -n "$((pt + 2))p" /tmp/fb)
 			[ -n "$nextB" ] || nextB=$nB
 		fi
-		if ! grep -qx $i /tmp/pick; then
-			i=$((i + 1))
+		if ! grep -qx $pt /tmp/pick; then
+			pt=$((pt + 1))
 			continue
 		fi
 		if [ $KIND = stripe ]; then
 			# one member's flush done, the other's not yet: each order on alternate points
-			if [ $((i % 2)) = 0 ]; then
+			if [ $((pt % 2)) = 0 ]; then
 				logreplay replay /dev/mapper/lA /dev/mapper/bA $posA $((fA + 1)) >/dev/null || return 1
 				posA=$((fA + 1))
-				L0="flushA$i"
-				WHICH=B tails /dev/mapper/lB $posB $fB $i
+				L0="flushA$pt"
+				WHICH=B tails /dev/mapper/lB $posB $fB $pt 0 1
 			else
 				logreplay replay /dev/mapper/lB /dev/mapper/bB $posB $((fB + 1)) >/dev/null || return 1
 				posB=$((fB + 1))
-				L0="flushB$i"
-				WHICH=A tails /dev/mapper/lA $posA $fA $i
+				L0="flushB$pt"
+				WHICH=A tails /dev/mapper/lA $posA $fA $pt 0 1
 			fi
 			logreplay replay /dev/mapper/lB /dev/mapper/bB $posB $((fB + 1)) >/dev/null || return 1
 			posB=$((fB + 1))
@@ -304,32 +349,39 @@ run_states() {
 		# the flush point: the header it made durable is the promise from here on
 		TAIL_A=
 		TAIL_B=
-		PROM=0
-		LABEL="flush$i"
+		LABEL="flush$pt"
 		check_state
+		grep -q '"exit":0' /tmp/i.json 2>/dev/null && HDR=1
 		if [ -f /tmp/i.json ] && [ "$(jbool complete </tmp/i.json)" = false ]; then
 			PROM=$(jnum durable_bytes </tmp/i.json)
 			[ -n "$PROM" ] || PROM=0
 		fi
 		rm -f /tmp/i.json
 		echo x >>$LOGS/flushes
-		L0="flush$i"
-		WHICH=A tails /dev/mapper/lA $posA $nextA $((i + 1))
-		[ $KIND = stripe ] && WHICH=B tails /dev/mapper/lB $posB $nextB $((i + 1))
-		i=$((i + 1))
+		L0="flush$pt"
+		# the segment after it: on one member of a stripe (alternately), the other flushed
+		if [ $KIND != stripe ] || [ $((pt % 2)) = 0 ]; then
+			WHICH=A tails /dev/mapper/lA $posA $nextA $((pt + 1)) $nk 1
+		else
+			WHICH=B tails /dev/mapper/lB $posB $nextB $((pt + 1)) $nk 1
+		fi
+		pt=$((pt + 1))
 	done
 	n=$(wc -l <$LOGS/states)
 	nf=$(cat $LOGS/flushes 2>/dev/null | wc -l)
 	ne=$(cat $LOGS/empty 2>/dev/null | wc -l)
 	nbad=$(cat $LOGS/fail 2>/dev/null | wc -l)
 	worst=$(cat $LOGS/worst 2>/dev/null || echo 0)
-	echo "NVT-INFO crash-$KIND-$FMT: $n crash states checked ($nf of $fa flush points, $((n - nf)) between flushes, $ne before any header), $nbad failed; worst loss $worst bytes ($(awk -v b=$worst 'BEGIN { printf "%.2f", b / 3e6 }') s at 3 MB/s)${worst:+: $(cat $LOGS/worst.state 2>/dev/null)}"
+	echo "NVT-INFO crash-$KIND-$FMT: $n crash states checked ($nf of $fa flush points, $((n - nf)) between flushes, $ne without a header yet), $nbad failed; worst loss $worst bytes, $(cat $LOGS/worsts 2>/dev/null || echo 0) s of stream time$([ -f $LOGS/worst.state ] && echo ": $(cat $LOGS/worst.state)")"
 	[ $nbad = 0 ]
 }
 
 crash_case() {
 	KIND=$1
 	FMT=$2
+	TSZ=8
+	[ $KIND = xfs ] && TSZ=32
+	slices || return 1
 	record $KIND $FMT || return 1
 	run_states
 }
