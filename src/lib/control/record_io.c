@@ -17,9 +17,11 @@
 #include "format/lifecycle.h"
 #include "util/sysutil.h"
 
-#define TAG_SYNC    (UINT64_MAX - 2)
-#define TAG_HDR     (UINT64_MAX - 3)
-#define EXTEND_STEP (1ull << 30) /* open-ended recordings reserve space 1 GiB ahead */
+/* a checkpoint: the data synced, the header written, the header synced */
+#define TAG_SYNC     (UINT64_MAX - 2)
+#define TAG_HDR      (UINT64_MAX - 3)
+#define TAG_HDR_SYNC (UINT64_MAX - 4)
+#define EXTEND_STEP  (1ull << 30) /* open-ended recordings reserve space 1 GiB ahead */
 
 void nvt_rec_notice(struct nvt_recorder *r, const char *fmt, ...)
 {
@@ -176,14 +178,27 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 		memcpy(r->hdr, r->ckpt_hdr, NVT_HEADER_SIZE);
 		return;
 	}
-	r->ckpt_busy = false;
-	if (res != NVT_HEADER_SIZE) {
-		nvt_rec_fail(r, NVT_STOP_IO_ERROR, res < 0 ? (int)-res : EIO,
-			     "checkpoint header write: %s",
-			     res < 0 ? strerror((int)-res) : "short write");
+	if (tag == TAG_HDR) {
+		if (res != NVT_HEADER_SIZE) {
+			r->ckpt_busy = false;
+			nvt_rec_fail(r, NVT_STOP_IO_ERROR, res < 0 ? (int)-res : EIO,
+				     "checkpoint header write: %s",
+				     res < 0 ? strerror((int)-res) : "short write");
+			return;
+		}
+		r->durable = r->ckpt_target; /* the header says so already */
+		/* the header itself durable now, not at the next checkpoint's sync: a crash then
+		 * costs at most one checkpoint interval, not two */
+		if (r->eng.ops->queue_sync(&r->eng, TAG_HDR_SYNC))
+			r->ckpt_busy = false;
 		return;
 	}
-	r->durable = r->ckpt_target; /* durable on the next sync; the header says so already */
+	r->ckpt_busy = false;
+	if (res < 0) {
+		nvt_rec_fail(r, NVT_STOP_IO_ERROR, (int)-res,
+			     "fdatasync of the checkpoint header: %s", strerror((int)-res));
+		return;
+	}
 	nvt_hist_add(&r->ckpt_hist, nvt_mono_ns() - r->ckpt_last);
 }
 
@@ -296,7 +311,8 @@ static void reap(struct nvt_recorder *r, struct loop_time *lt)
 	for (int i = 0; i < n; i++) {
 		if (done[i].tag == NVT_TAG_WAKE)
 			continue;
-		if (done[i].tag == TAG_SYNC || done[i].tag == TAG_HDR) {
+		if (done[i].tag == TAG_SYNC || done[i].tag == TAG_HDR ||
+		    done[i].tag == TAG_HDR_SYNC) {
 			handle_ckpt(r, done[i].tag, done[i].res);
 			continue;
 		}
@@ -408,7 +424,7 @@ static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev,
 	free(buf);
 }
 
-/* Write index, trim, rewrite the header as complete, make it durable. */
+/* Write index, trim, make them durable, rewrite the header as complete, make it durable. */
 int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 {
 	struct nvt_drop_event *ev = NULL;
@@ -433,6 +449,12 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	free(ev);
 	nvt_recording_finish(&r->rec, r->written, atomic_load(&r->failed), nvt_real_ns());
 	nvt_recording_encode(&r->rec, r->hdr);
+	/* The data, the index and the length durable before the header says COMPLETE: a drive's
+	 * volatile cache may otherwise keep the header and lose what it accounts for. (Writes that
+	 * never completed would hold the barrier up: the header is written without it then.) */
+	if (!rc && !stuck)
+		rc = r->eng.ops->flush_now ? r->eng.ops->flush_now(&r->eng, err)
+					   : r->eng.ops->sync_now(&r->eng, err);
 	if (!rc)
 		rc = r->eng.ops->write_sync(&r->eng, r->hdr, NVT_HEADER_SIZE, 0, err);
 	/* after an earlier failure that error stays the cause: say what this one means */

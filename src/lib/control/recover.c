@@ -305,6 +305,8 @@ static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nv
 	rc = truncate_members(L, fd, end, err);
 	if (!rc && rec->format == NVT_FMT_NVTAPE && s->nev)
 		rc = write_index(L, fd, s, end, err);
+	if (!rc) /* the cut and the index durable before the header says COMPLETE */
+		rc = sync_members(L, fd, err);
 	if (!rc)
 		rc = write_header(L, fd, s->rec, err);
 	if (!rc)

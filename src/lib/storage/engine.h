@@ -72,6 +72,9 @@ struct nvt_engine_ops {
 	int (*reserve)(struct nvt_engine *e, uint64_t size, struct nvt_err *err);
 	int (*truncate)(struct nvt_engine *e, uint64_t size, struct nvt_err *err);
 	int (*sync_now)(struct nvt_engine *e, struct nvt_err *err);
+	/* Durability barrier and nothing else, where sync_now also ends the engine's run (the nvme
+	 * engine gives a file back); NULL: sync_now is that barrier. */
+	int (*flush_now)(struct nvt_engine *e, struct nvt_err *err);
 	/* Synchronous write of an aligned buffer beside the queue (headers, indexes): works
 	 * even while data I/Os are still in flight. */
 	int (*write_sync)(struct nvt_engine *e, const void *buf, uint64_t len, uint64_t offset,

@@ -431,13 +431,22 @@ static int nvme_truncate(struct nvt_engine *e, uint64_t size, struct nvt_err *er
 	return 0;
 }
 
-static int nvme_sync_now(struct nvt_engine *e, struct nvt_err *err)
+static int nvme_flush_now(struct nvt_engine *e, struct nvt_err *err)
 {
 	struct nvme_priv *np = e->priv;
 
 	for (unsigned i = 0; i < np->t.n; i++)
 		if (!np->ns[i].dead && nvme_ns_cmd_sync(np, i, NVME_CMD_FLUSH, NULL, 0, 0, err))
 			return -EIO;
+	return 0;
+}
+
+static int nvme_sync_now(struct nvt_engine *e, struct nvt_err *err)
+{
+	struct nvme_priv *np = e->priv;
+
+	if (nvme_flush_now(e, err))
+		return -EIO;
 	return np->trim_pending ? nvme_file_give_back(np, err) : 0;
 }
 
@@ -497,6 +506,7 @@ const struct nvt_engine_ops nvt_engine_nvme = {
 	.reserve = nvme_reserve,
 	.truncate = nvme_truncate,
 	.sync_now = nvme_sync_now,
+	.flush_now = nvme_flush_now,
 	.write_sync = nvme_write_sync,
 	.close = nvme_close,
 };
