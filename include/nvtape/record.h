@@ -92,7 +92,7 @@ struct nvt_record_result {
 	bool hugetlb, fixed_bufs;
 	char engine_desc[384];
 	struct nvt_err err; /* set when reason is an error */
-	/* checkpoint latency, from the sync issued to the header written: median, 99th
+	/* checkpoint latency, from the data sync issued to the header synced: median, 99th
 	 * percentile (within 12.5 %) and maximum, ns; 0 without checkpoints */
 	uint64_t ckpt_p50_ns, ckpt_p99_ns, ckpt_max_ns;
 };
