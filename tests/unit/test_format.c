@@ -376,7 +376,7 @@ static void test_recover_unaligned(void **state)
 	assert_int_equal(recover_crafted(10000, 10000), 10000);
 	/* a checkpoint inside a block: the rest of that block and the next ones continue it */
 	assert_int_equal(recover_crafted(4096 + 48, 3 * 4096), 3 * 4096);
-	/* a checkpoint inside a beat: whole beats, then the pattern that continues */
+	/* a checkpoint inside a beat: every vouched byte, then the pattern that continues */
 	assert_int_equal(recover_crafted(4096 + 40, 3 * 4096), 3 * 4096);
 	/* nothing continues after the checkpoint: exactly the vouched beats */
 	assert_int_equal(recover_crafted(4096 + 48, 4096 + 48), 4096 + 48);

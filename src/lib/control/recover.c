@@ -386,8 +386,6 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 	res->checkpoint_bytes = rec->format == NVT_FMT_NVTAPE ? rec->durable_bytes : 0;
 	s.rec = rec;
 	s.limit = res->checkpoint_bytes;
-	if (rec->source_kind == NVT_SRC_TPG) /* whole beats: a partial one is no beat */
-		s.limit -= s.limit % NVT_BEAT_BYTES;
 	s.valid = s.limit;
 	s.chk.on_event = on_gap;
 	s.chk.arg = &s;
