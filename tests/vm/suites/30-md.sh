@@ -27,3 +27,17 @@ md_create() {
 	[ $rc = 0 ] && [ "$(field bytes </tmp/v.out)" = "$(field bytes </tmp/s.out)" ]
 }
 check md-create-member-offset md_create
+# metadata 0.90 keeps its superblock at the end of the member: found there all the same, and
+# refused without --force; an active array holds its members even against --force
+md_090() {
+	reset_drives
+	yes | mdadm --create /dev/md0 --level=linear --metadata=0.90 --raid-devices=2 --run $D0 $D1 >/tmp/md.out 2>&1 || { cat /tmp/md.out; return 1; }
+	if nvtape record -q --force --size 8M $D0 2>/tmp/e.txt; then echo "held member written"; mdadm --stop /dev/md0; return 1; fi
+	grep -q "in use" /tmp/e.txt || { cat /tmp/e.txt; mdadm --stop /dev/md0; return 1; }
+	mdadm --stop /dev/md0 >/dev/null || return 1
+	if nvtape record -q --size 8M $D0 2>/tmp/e.txt; then echo "0.90 member written"; return 1; fi
+	echo "NVT-INFO md 0.90 member: $(grep -o 'carries [^:]*' /tmp/e.txt)"
+	grep -q "md RAID superblock (metadata 0.90" /tmp/e.txt || { cat /tmp/e.txt; return 1; }
+	mdadm --zero-superblock $D0 $D1
+}
+check md-0.90-member-refused md_090
