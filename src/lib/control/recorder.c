@@ -9,7 +9,6 @@
 #include <libgen.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
