@@ -107,7 +107,8 @@ _Static_assert(offsetof(struct nvt_header, drive) == 264, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, source_name) == 1544, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, generation) == 1560, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, header_crc) == 2044, "nvt_header layout");
-#define NVT_HEADER_V1_CRC_OFF 4092u /* version 1: CRC32C of bytes 0..4091 */
+#define NVT_HEADER_V1_CRC_OFF 4092u              /* version 1: CRC32C of bytes 0..4091 */
+#define NVT_GENERATION_MAX    ((1ull << 62) - 1) /* beyond it the count starts again at 1 */
 
 /* The index: a small header followed by typed records; readers skip types they do not know. */
 struct __attribute__((packed)) nvt_index_header {

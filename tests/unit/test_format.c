@@ -81,6 +81,19 @@ static void test_header_roundtrip(void **state)
 	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), 0);
 	assert_int_equal(b.generation, 2);
 	assert_int_equal(b.data_bytes, a.data_bytes);
+	/* a generation at the limit (read from a crafted file) starts again at 1 in both slots */
+	a.generation = NVT_GENERATION_MAX;
+	a.data_bytes += 4096;
+	nvt_header_block_encode(&a, blk);
+	assert_int_equal(a.generation, 1);
+	assert_memory_equal(blk, blk + NVT_HEADER_SLOT, NVT_HEADER_SLOT);
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), 0);
+	assert_int_equal(b.data_bytes, a.data_bytes);
+	a.generation = UINT64_MAX;
+	a.data_bytes += 4096;
+	nvt_header_block_encode(&a, blk);
+	assert_int_equal(nvt_header_decode(blk, sizeof(blk), &b, &err), 0);
+	assert_int_equal(b.data_bytes, a.data_bytes);
 }
 
 /* A version 1 header (one copy, CRC at 4092) is still read. */
@@ -335,8 +348,10 @@ static void test_sizes_that_wrap(void **state)
 
 /* recover of an interrupted test-pattern recording whose checkpoint or file end is not on a
  * 4 KiB boundary: it keeps at least what the checkpoint vouched for (in whole beats) and the
- * pattern that continues it, reading beats at any alignment. */
-static uint64_t recover_crafted(uint64_t durable, uint64_t data_len)
+ * pattern that continues it, reading beats at any alignment. The pattern skips gap beats after
+ * beat gap_at (a drop); the recovered recording is left in *after. */
+static uint64_t recover_gap(uint64_t durable, uint64_t data_len, uint64_t gap_at, uint64_t gap,
+			    struct nvt_recording *after)
 {
 	char path[] = "/tmp/nvt-rcv-XXXXXX";
 	int fd = mkstemp(path);
@@ -357,6 +372,9 @@ static uint64_t recover_crafted(uint64_t durable, uint64_t data_len)
 	r.durable_bytes = durable;
 	nvt_header_block_encode(&r, blk);
 	nvt_pattern_fill(data, 1000, (data_len + 15) / 16);
+	if (gap_at * 16 < data_len)
+		nvt_pattern_fill(data + gap_at * 16, 1000 + gap_at + gap,
+				 (data_len - gap_at * 16 + 15) / 16);
 	assert_int_equal(write(fd, blk, sizeof(blk)), (ssize_t)sizeof(blk));
 	assert_int_equal(write(fd, data, data_len), (ssize_t)data_len);
 	close(fd);
@@ -366,7 +384,14 @@ static uint64_t recover_crafted(uint64_t durable, uint64_t data_len)
 	assert_int_equal(nvt_recover(&o, &res), 0);
 	unlink(path);
 	assert_true(res.after.complete);
+	*after = res.after;
 	return res.after.data_bytes;
+}
+
+static uint64_t recover_crafted(uint64_t durable, uint64_t data_len)
+{
+	struct nvt_recording after;
+	return recover_gap(durable, data_len, UINT64_MAX / 16, 0, &after);
 }
 
 static void test_recover_unaligned(void **state)
@@ -380,6 +405,23 @@ static void test_recover_unaligned(void **state)
 	assert_int_equal(recover_crafted(4096 + 40, 3 * 4096), 3 * 4096);
 	/* nothing continues after the checkpoint: exactly the vouched beats */
 	assert_int_equal(recover_crafted(4096 + 48, 4096 + 48), 4096 + 48);
+}
+
+/* A drop inside what the checkpoint vouched for is indexed, also when the checkpoint holds less
+ * than one 4 KiB block (the scan reads whole blocks only) or ends inside a block. */
+static void test_recover_gap_in_checkpoint(void **state)
+{
+	struct nvt_recording r;
+	(void)state;
+	assert_int_equal(recover_gap(400, 400, 10, 7, &r), 400);
+	assert_int_equal(r.drop_count, 7);
+	assert_int_equal(r.drop_events, 1);
+	assert_int_equal(recover_gap(4096 + 400, 4096 + 400, 270, 5, &r), 4096 + 400);
+	assert_int_equal(r.drop_count, 5);
+	assert_int_equal(r.drop_events, 1);
+	assert_int_equal(recover_gap(3 * 4096, 3 * 4096, 100, 9, &r), 3 * 4096);
+	assert_int_equal(r.drop_count, 9);
+	assert_int_equal(r.drop_events, 1);
 }
 
 int main(void)
@@ -396,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_index_skips_unknown_records),
 		cmocka_unit_test(test_sizes_that_wrap),
 		cmocka_unit_test(test_recover_unaligned),
+		cmocka_unit_test(test_recover_gap_in_checkpoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

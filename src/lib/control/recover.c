@@ -180,6 +180,9 @@ static int scan_data(const struct nvt_recover_opts *o, const struct nvt_layout *
 				   .notice = o->notice,
 				   .user_arg = o->arg,
 				   .arg = s};
+	/* the checkpointed beats go through the checker too (its gaps are drops to index), by the
+	 * scan or, for a last partial block, by take_checkpoint_tail */
+	s->valid = 0;
 	if (so.len && nvt_scan(&so, &ss, err))
 		return -1;
 	return rec->format == NVT_FMT_NVTAPE ? take_checkpoint_tail(L, s, err) : 0;

@@ -102,6 +102,10 @@ void nvt_header_block_encode(struct nvt_recording *rec, void *blk4096)
 {
 	struct nvt_header *slot = blk4096;
 
+	/* a generation read from disk may be anything: past the limit the count starts again at 1,
+	 * written to both slots so the reader cannot prefer the older copy */
+	if (rec->generation >= NVT_GENERATION_MAX)
+		rec->generation = 0;
 	rec->generation++;
 	nvt_header_encode(rec, &slot[rec->generation % 2]);
 	if (rec->generation == 1)
