@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -351,8 +352,9 @@ static void test_sizes_that_wrap(void **state)
  * pattern that continues it, reading beats at any alignment. The pattern skips gap beats after
  * beat gap_at (a drop); the recovered recording is left in *after. */
 static uint64_t recover_gap(uint64_t durable, uint64_t data_len, uint64_t gap_at, uint64_t gap,
-			    struct nvt_recording *after)
+			    uint32_t chunk, struct nvt_recording *after)
 {
+	struct timespec now;
 	char path[] = "/tmp/nvt-rcv-XXXXXX";
 	int fd = mkstemp(path);
 	static uint8_t blk[NVT_HEADER_SIZE];
@@ -370,6 +372,9 @@ static uint64_t recover_gap(uint64_t durable, uint64_t data_len, uint64_t gap_at
 	r.data_offset = NVT_HEADER_SIZE;
 	r.data_bytes = 0;
 	r.durable_bytes = durable;
+	r.chunk_bytes = chunk;
+	clock_gettime(CLOCK_REALTIME, &now); /* started a second ago at 1.5 GB/s */
+	r.start_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec - 1000000000ull;
 	nvt_header_block_encode(&r, blk);
 	nvt_pattern_fill(data, 1000, (data_len + 15) / 16);
 	if (gap_at * 16 < data_len)
@@ -391,7 +396,7 @@ static uint64_t recover_gap(uint64_t durable, uint64_t data_len, uint64_t gap_at
 static uint64_t recover_crafted(uint64_t durable, uint64_t data_len)
 {
 	struct nvt_recording after;
-	return recover_gap(durable, data_len, UINT64_MAX / 16, 0, &after);
+	return recover_gap(durable, data_len, UINT64_MAX / 16, 0, 8u << 20, &after);
 }
 
 static void test_recover_unaligned(void **state)
@@ -413,15 +418,37 @@ static void test_recover_gap_in_checkpoint(void **state)
 {
 	struct nvt_recording r;
 	(void)state;
-	assert_int_equal(recover_gap(400, 400, 10, 7, &r), 400);
+	assert_int_equal(recover_gap(400, 400, 10, 7, 8u << 20, &r), 400);
 	assert_int_equal(r.drop_count, 7);
 	assert_int_equal(r.drop_events, 1);
-	assert_int_equal(recover_gap(4096 + 400, 4096 + 400, 270, 5, &r), 4096 + 400);
+	assert_int_equal(recover_gap(4096 + 400, 4096 + 400, 270, 5, 8u << 20, &r), 4096 + 400);
 	assert_int_equal(r.drop_count, 5);
 	assert_int_equal(r.drop_events, 1);
-	assert_int_equal(recover_gap(3 * 4096, 3 * 4096, 100, 9, &r), 3 * 4096);
+	assert_int_equal(recover_gap(3 * 4096, 3 * 4096, 100, 9, 8u << 20, &r), 3 * 4096);
 	assert_int_equal(r.drop_count, 9);
 	assert_int_equal(r.drop_events, 1);
+}
+
+/* Beyond the checkpoint, recover follows the pattern across a drop (a forward jump at a chunk
+ * boundary, within the rate's reach since the start) and indexes it; a jump inside a chunk, or
+ * further than the rate can have reached (an earlier run's blocks), ends what it keeps. */
+static void test_recover_across_drops(void **state)
+{
+	struct nvt_recording r;
+	(void)state;
+	/* 8 KiB chunks, checkpoint after the first; a drop of 100 beats after the second */
+	assert_int_equal(recover_gap(8192, 4 * 8192, 1024, 100, 8192, &r), 4 * 8192);
+	assert_int_equal(r.drop_count, 100);
+	assert_int_equal(r.drop_events, 1);
+	/* the same jump inside a chunk: kept up to the block before it */
+	assert_int_equal(recover_gap(8192, 4 * 8192, 1100, 100, 8192, &r), 16384);
+	assert_int_equal(r.drop_count, 0);
+	/* 2^40 beats ahead, a second after a 1.5 GB/s start: not this recording's */
+	assert_int_equal(recover_gap(8192, 4 * 8192, 1024, 1ull << 40, 8192, &r), 16384);
+	assert_int_equal(r.drop_count, 0);
+	/* a drop inside the checkpoint, the pattern continuing beyond it */
+	assert_int_equal(recover_gap(3 * 8192, 4 * 8192, 1024, 7, 8192, &r), 4 * 8192);
+	assert_int_equal(r.drop_count, 7);
 }
 
 int main(void)
@@ -439,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_sizes_that_wrap),
 		cmocka_unit_test(test_recover_unaligned),
 		cmocka_unit_test(test_recover_gap_in_checkpoint),
+		cmocka_unit_test(test_recover_across_drops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Recovery of a recording whose writer died. The valid length is the last checkpoint's durable
- * length; for the test pattern, blocks that continue the pattern exactly beyond it are kept too,
- * and the drop index is rebuilt from the gaps. FPGA Drive Recorder files (no checkpoints) keep
+ * length; for the test pattern, blocks that continue the pattern beyond it are kept too (across
+ * the forward jumps a drop leaves at a chunk boundary), and the drop index is rebuilt from the
+ * gaps. FPGA Drive Recorder files (no checkpoints) keep
  * everything up to the last non-zero 4 KiB block. */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@ struct rstate {
 	uint64_t limit;        /* data bytes vouched for (checkpoint) */
 	uint64_t valid;        /* data bytes accepted so far */
 	uint64_t last_nonzero; /* end of the last non-zero block (fdrec) */
+	uint64_t reach;        /* beats the source can have reached since its start (a bound) */
 	bool strict_done;
 	struct nvt_drop_event *ev;
 	uint64_t nev, cap;
@@ -68,6 +70,39 @@ static bool beats_continue(const uint8_t *p, uint64_t n, uint64_t e)
 	return diff == 0;
 }
 
+/* A drop leaves the pattern jumping forward at a chunk boundary (the recorder drops only while no
+ * chunk is free, so a drop always falls between two chunks): a block there that starts a run
+ * further on in this recording's stream is taken, its gap indexed by the checker. This
+ * recording's: ahead of the beats expected, and no further from the first beat than the
+ * programmed rate can have reached since the start; an earlier run on the same device started
+ * at a random seq, so its blocks fall outside that reach (but for a chance of about reach in
+ * 2^64). An unpaced pattern never drops: nothing to resume. */
+static bool drop_resumes(const struct rstate *s, const uint8_t *p, uint64_t n, uint64_t pos)
+{
+	const struct nvt_recording *rec = s->rec;
+	uint64_t w[2];
+
+	if (!rec->rate_bps || !rec->chunk_bytes || pos % rec->chunk_bytes)
+		return false;
+	memcpy(w, p, sizeof(w));
+	if (w[1] != ~w[0] || w[0] - rec->first_seq > s->reach ||
+	    w[0] - rec->first_seq <= s->chk.expected - rec->first_seq)
+		return false;
+	return beats_continue(p, n / 16, w[0]);
+}
+
+/* nvt_recording.rate_bps over the time since its start, in beats, plus a chunk */
+static uint64_t pattern_reach(const struct nvt_recording *rec)
+{
+	uint64_t now = nvt_real_ns();
+	double beats = now > rec->start_ns ? (double)rec->rate_bps / NVT_BEAT_BYTES *
+						     ((double)(now - rec->start_ns) / 1e9)
+					   : 0;
+
+	beats += (double)rec->chunk_bytes / NVT_BEAT_BYTES;
+	return beats >= 0x1p63 ? UINT64_MAX / 2 : (uint64_t)beats;
+}
+
 static bool block_nonzero(const uint64_t *p)
 {
 	uint64_t acc = 0;
@@ -107,7 +142,7 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 		uint64_t n = 4096 - (s->rec->data_offset + pos) % 4096;
 		if (n > bytes)
 			break;
-		if (!beats_continue(p, n / 16, s->chk.expected))
+		if (!beats_continue(p, n / 16, s->chk.expected) && !drop_resumes(s, p, n, pos))
 			return 1;
 		nvt_checker_feed(&s->chk, p, n, s->rec->data_offset + pos);
 		s->valid = pos + n;
@@ -390,6 +425,7 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 	s.rec = rec;
 	s.limit = res->checkpoint_bytes;
 	s.valid = s.limit;
+	s.reach = pattern_reach(rec);
 	s.chk.on_event = on_gap;
 	s.chk.arg = &s;
 	nvt_checker_init(&s.chk, rec->first_seq);

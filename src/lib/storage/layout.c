@@ -130,6 +130,11 @@ static int layout_io(const struct nvt_layout *l, const int *fd, void *buf, uint6
 		uint64_t moff, run;
 		unsigned m = nvt_layout_map(l, off, &moff, &run);
 		uint64_t k = run < len ? run : len;
+		/* what the medium holds, not a page cached earlier: the nvme engine writes
+		 * beneath the page cache, and a cached page outlives its reader while another
+		 * opener (the recording's own claim) keeps the device open */
+		if (!write)
+			(void)posix_fadvise(fd[m], (off_t)moff, (off_t)k, POSIX_FADV_DONTNEED);
 		ssize_t n =
 			write ? pwrite(fd[m], p, k, (off_t)moff) : pread(fd[m], p, k, (off_t)moff);
 		if (n < 0)

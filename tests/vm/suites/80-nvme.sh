@@ -128,3 +128,33 @@ nvme_refusals() {
 	return $rc
 }
 check nvme-refusals nvme_refusals
+# A namespace recorded through passthrough is claimed: a second recording is refused. Its header
+# is read from the drive, not from a page cached before the recording wrote it beneath the page
+# cache: fd 3 holds the device open, so the zeroed block read before the start stays cached.
+nvme_claim() {
+	reset_drives
+	dd if=/dev/zero of=$D0 bs=4096 count=1 oflag=direct status=none
+	exec 3<$D0
+	dd if=$D0 of=/dev/null bs=4096 count=1 status=none
+	nvtape record -q --engine nvme --force --rate 20MB --duration 6 $D0 >/tmp/first.out 2>&1 &
+	first=$!
+	seen=0
+	for i in $(seq 50); do
+		nvtape info $D0 >/dev/null 2>&1 && { seen=1; break; }
+		sleep 0.1
+	done
+	exec 3<&-
+	rc=1
+	if [ $seen = 0 ]; then
+		echo "nvtape info never saw the live recording's header"
+	elif ! kill -0 $first 2>/dev/null; then
+		echo "the first recording ended before the second was tried"
+	else
+		expect 1 "in use" nvtape record --engine nvme --size 8M --force $D0
+		rc=$?
+	fi
+	wait $first || { echo "the first recording failed"; cat /tmp/first.out; return 1; }
+	nvtape verify -q $D0 >/dev/null || { echo "the first recording does not verify"; return 1; }
+	return $rc
+}
+check nvme-claim nvme_claim
