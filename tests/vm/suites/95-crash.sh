@@ -11,10 +11,9 @@
 # nvtape: no corrupt beat, before or after recover; the header never vouches for more than the
 # state holds; recover keeps at least what the last durable checkpoint header promised (the header
 # a flush made durable: the one in the flush-point state); the loss (pattern data the state holds
-# that recover did not keep) is reported, the worst per case, in bytes and in stream time. It is
-# not held to one checkpoint interval: a checkpoint's header becomes durable only with the next
-# checkpoint's flush, and recover extends past the promise only while the pattern continues without
-# a gap, so a dropping stream can lose up to about two intervals.
+# that recover did not keep) is reported, the worst per case, in bytes and in stream time, and is
+# held to one checkpoint interval (1 s of stream): recover extends past the promise while the
+# pattern continues, across the jumps drops leave at chunk boundaries.
 # fdrec has no checkpoint, so nothing is promised before COMPLETE: recover keeps everything up to
 # the last non-zero 4 KiB block, so it keeps all the pattern data a state holds (no loss), and a
 # hole the cache left below that is never passed silently: verify counts its beats as corrupt,
@@ -215,6 +214,8 @@ check_state() {
 			[ "$rec" -le "$valid" ] || { bad "recover kept $rec bytes, the state holds $valid"; return; }
 			loss=$((valid - rec))
 			[ "$upto" -gt 0 ] && lsec=$(awk -v a=$next -v b=$upto 'BEGIN { printf "%.3f", (a - b) * 16 / 3e6 }')
+			[ -z "$lsec" ] || awk -v a=$lsec 'BEGIN { exit !(a <= 1.0) }' ||
+				{ bad "lost $lsec s of stream ($loss bytes), more than one checkpoint interval"; return; }
 		else
 			loss=0
 		fi
