@@ -98,7 +98,9 @@ struct __attribute__((packed)) nvt_header {
 			       */
 	uint64_t generation;  /* 1560 header writes of this recording so far, from 1; the first is
 			       * written to both slots */
-	uint8_t reserved[476]; /* 1568 zero */
+	char check[48];       /* 1568 counter-check specification the data carries
+			       * (docs/checks.md), NUL-padded; "" none */
+	uint8_t reserved[428]; /* 1616 zero */
 	uint32_t header_crc;   /* 2044 CRC32C of the slot's bytes 0..2043 */
 };
 _Static_assert(sizeof(struct nvt_header) == NVT_HEADER_SLOT, "nvt_header must be 2048 bytes");
@@ -106,6 +108,7 @@ _Static_assert(offsetof(struct nvt_header, hostname) == 144, "nvt_header layout"
 _Static_assert(offsetof(struct nvt_header, drive) == 264, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, source_name) == 1544, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, generation) == 1560, "nvt_header layout");
+_Static_assert(offsetof(struct nvt_header, check) == 1568, "nvt_header layout");
 _Static_assert(offsetof(struct nvt_header, header_crc) == 2044, "nvt_header layout");
 #define NVT_HEADER_V1_CRC_OFF 4092u              /* version 1: CRC32C of bytes 0..4091 */
 #define NVT_GENERATION_MAX    ((1ull << 62) - 1) /* beyond it the count starts again at 1 */
@@ -194,6 +197,7 @@ struct nvt_recording {
 	uint64_t file_bytes;  /* size of the file or device */
 	uint64_t valid_bytes; /* data bytes a reader may trust: data_bytes, or the checkpoint */
 	bool complete;
+	char check[48]; /* counter-check specification stored with the data ("" none) */
 };
 
 NVT_API uint32_t nvt_crc32c(uint32_t crc, const void *buf, size_t len);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "counter.h"
 #include "format.h"
 #include "layout.h"
 #include "nvtape.h"
@@ -50,6 +51,9 @@ struct nvt_play_opts {
 	void (*notice)(const char *msg, void *arg);
 	void (*on_event)(const struct nvt_check_event *ev, void *arg);
 	void *arg;
+	/* the checker sink on data that is not the test pattern: the counter check to run
+	 * (nvtape/counter.h) instead of the one the header names; NULL or "": the header's */
+	const char *check;
 };
 
 enum nvt_play_problem {
@@ -77,6 +81,10 @@ struct nvt_play_result {
 	bool checked;      /* the checker sink ran */
 	unsigned problems; /* enum nvt_play_problem */
 	struct nvt_err err;
+	/* the checker sink checked the data's counter (chk counts records, gap_beats records
+	 * missing) */
+	bool counter_checked;
+	struct nvt_counter_spec counter;
 };
 
 NVT_API void nvt_play_opts_init(struct nvt_play_opts *o);

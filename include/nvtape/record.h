@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "counter.h"
 #include "format.h"
 #include "layout.h"
 #include "nvtape.h"
@@ -26,6 +27,9 @@ struct nvt_record_stats {
 	uint64_t ring_fill, ring_hwm, ring_chunks;
 	uint64_t checkpoints;
 	bool final;
+	/* nvt_record_opts.check: records checked, gaps, records missing, backward jumps, bad
+	 * values so far (as the chunks go to the drive) */
+	uint64_t check_records, check_gaps, check_missing, check_backward, check_bad;
 };
 
 /* Options of a recording. Initialize with nvt_record_opts_init() (it sets struct_size, which
@@ -67,6 +71,10 @@ struct nvt_record_opts {
 	void (*progress)(const struct nvt_record_stats *st, void *arg); /* I/O thread */
 	void (*notice)(const char *msg, void *arg); /* one-time notes (hugepages, ...) */
 	void *arg;
+	/* a counter the data carries (nvtape/counter.h, "counter:u32le@0/4096"): checked as
+	 * each chunk goes to the drive (stats), and stored in the header for verify and play;
+	 * not for the test pattern, which is checked beat by beat */
+	const char *check;
 };
 
 enum nvt_stop_reason {

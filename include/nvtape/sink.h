@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "nvtape.h"
+#include "counter.h"
 #include "pattern.h"
 
 #ifdef __cplusplus
@@ -26,6 +27,7 @@ struct nvt_sink_args {
 	void *ctx;           /* nvt_play_opts.sink_ctx */
 	void (*on_event)(const struct nvt_check_event *ev, void *arg); /* checking sinks */
 	void *event_arg;
+	const struct nvt_counter_spec *counter; /* checking sinks: the data's counter, if any */
 };
 
 struct nvt_sink_ops {

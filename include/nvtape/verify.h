@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Verification of a recording: header, sizes and index; for test-pattern recordings every beat,
- * every gap matched against the drop index, and gap beats against the header's drop count. */
+ * for other data with a counter check every record's counter; every gap matched against the drop
+ * index, and the bytes missing against the header's drop count. */
 #ifndef NVTAPE_VERIFY_H
 #define NVTAPE_VERIFY_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "counter.h"
 #include "format.h"
 #include "layout.h"
 #include "nvtape.h"
@@ -40,6 +42,9 @@ struct nvt_verify_opts {
 	void (*progress)(uint64_t done, uint64_t total, void *arg);
 	void (*notice)(const char *msg, void *arg);
 	void *arg;
+	/* a counter check (nvtape/counter.h) for data that is not the test pattern, instead of the
+	 * one the recording's header names; NULL or "": the header's, if any */
+	const char *check;
 };
 
 struct nvt_verify_result {
@@ -56,6 +61,9 @@ struct nvt_verify_result {
 	double seconds;
 	uint64_t cpu_ns;
 	struct nvt_err err;
+	/* the data's counter was checked (chk counts records, gap_beats records missing) */
+	bool counter_checked;
+	struct nvt_counter_spec counter;
 };
 
 NVT_API void nvt_verify_opts_default(struct nvt_verify_opts *o);

@@ -112,7 +112,8 @@ void cli_meter_update(struct cli_meter *m, uint64_t bytes, uint64_t elapsed_ns, 
  * (negative: unknown); "" when frac is negative (the total is not known). */
 const char *cli_eta_str(double frac, double left_s, char *buf, size_t cap);
 /* GAP / CORRUPT / BACKWARD line of the pattern checker */
-void cli_print_check_event(FILE *f, const struct nvt_check_event *e);
+/* a checker's event; records: a counter check's (records, not beats) */
+void cli_print_check_event(FILE *f, const struct nvt_check_event *e, bool records);
 
 const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);
 void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec);

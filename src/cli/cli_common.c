@@ -348,26 +348,36 @@ void cli_meter_update(struct cli_meter *m, uint64_t bytes, uint64_t elapsed_ns, 
 	m->last_ns = elapsed_ns;
 }
 
-void cli_print_check_event(FILE *f, const struct nvt_check_event *e)
+void cli_print_check_event(FILE *f, const struct nvt_check_event *e, bool records)
 {
+	const char *u = records ? "record" : "beat";
+
 	switch (e->kind) {
 	case NVT_CHK_GAP:
 		fprintf(f,
-			"GAP at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
-			", found %" PRIu64 ", %" PRIu64 " beats missing\n",
-			e->beat, e->offset, e->expected, e->lo, e->missing);
+			"GAP at %s %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
+			", found %" PRIu64 ", %" PRIu64 " %ss missing\n",
+			u, e->beat, e->offset, e->expected, e->lo, e->missing, u);
 		break;
 	case NVT_CHK_CORRUPT:
-		fprintf(f,
-			"CORRUPT beat %" PRIu64 " at file offset %" PRIu64 ": expected %" PRIu64
-			", lower 0x%016" PRIx64 " upper 0x%016" PRIx64 "\n",
-			e->beat, e->offset, e->expected, e->lo, e->hi);
+		if (records)
+			fprintf(f,
+				"CORRUPT record %" PRIu64 " at file offset %" PRIu64
+				": expected %" PRIu64 ", found %" PRIu64
+				" (at or above the counter's wrap)\n",
+				e->beat, e->offset, e->expected, e->lo);
+		else
+			fprintf(f,
+				"CORRUPT beat %" PRIu64 " at file offset %" PRIu64
+				": expected %" PRIu64 ", lower 0x%016" PRIx64 " upper 0x%016" PRIx64
+				"\n",
+				e->beat, e->offset, e->expected, e->lo, e->hi);
 		break;
 	case NVT_CHK_BACKWARD:
 		fprintf(f,
-			"BACKWARD at beat %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
+			"BACKWARD at %s %" PRIu64 " (file offset %" PRIu64 "): expected %" PRIu64
 			", found %" PRIu64 "\n",
-			e->beat, e->offset, e->expected, e->lo);
+			u, e->beat, e->offset, e->expected, e->lo);
 		break;
 	}
 }
@@ -469,6 +479,8 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 	fprintf(f, "  host / writer   %s / %s\n", r->hostname, r->writer);
 	if (r->source_name[0])
 		fprintf(f, "  source name     %s\n", r->source_name);
+	if (r->check[0])
+		fprintf(f, "  counter check   %s\n", r->check);
 	if (r->io_path == NVT_PATH_NVME)
 		fprintf(f, "  written by      NVMe commands built by nvtape (passthrough)\n");
 	for (uint32_t i = 0; i < r->drive_count; i++)
@@ -512,6 +524,7 @@ void cli_json_recording(struct json *j, const char *key, const struct nvt_record
 	json_str(j, "hostname", r->hostname);
 	json_str(j, "writer", r->writer);
 	json_str(j, "source_name", r->source_name);
+	json_str(j, "check", r->check);
 	json_str(j, "io_path", r->io_path == NVT_PATH_NVME ? "nvme" : "block");
 	json_arr(j, "drives");
 	for (uint32_t i = 0; i < r->drive_count; i++) {

@@ -20,6 +20,10 @@ static const char play_help[] =
 	"                       recordings; Sinks below)\n"
 	"  --rate R             sink rate per second: bytes 1500MB (10^6) or 1G (2^30), bits\n"
 	"                       12Gbps or 800Mbit/s; max = as fast as the reads go (default)\n"
+	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%%WRAP]\n"
+	"                       the checker sink on other data than the test pattern: check\n"
+	"                       the counter every record carries (docs/checks.md), instead\n"
+	"                       of the one the recording names\n"
 	"  --loop N             play the file N times seamlessly (0 = until Ctrl-C; default 1)\n"
 	"  --chunk B            read size (default 8M)\n"
 	"  --chunks N           ring chunks (default 32)\n"
@@ -46,6 +50,7 @@ struct play_cli {
 	uint64_t total_bytes; /* data bytes x loops, 0 when not known (--loop 0) */
 	uint64_t max_errors, printed[3];
 	struct cli_meter meter;
+	struct nvt_play_result res; /* the one being made (on_event: is it checking records?) */
 };
 
 static void progress(const struct nvt_play_stats *st, void *arg)
@@ -80,7 +85,7 @@ static void on_event(const struct nvt_check_event *e, void *arg)
 	if (c->quiet || c->printed[e->kind] >= c->max_errors)
 		return;
 	c->printed[e->kind]++;
-	cli_print_check_event(c->rep, e);
+	cli_print_check_event(c->rep, e, c->res.counter_checked);
 }
 
 /* end: every pass played; signal: Ctrl-C / SIGTERM; error: a read error or stall */
@@ -112,6 +117,11 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 			r->chk.beats, r->chk.corrupt, r->chk.gaps, r->chk.gap_beats,
 			r->expected_gap_beats * st->passes, r->rec.drop_count, r->chk.backward,
 			r->chk.first_seen);
+	if (r->counter_checked) {
+		char spec[NVT_CHECK_SPEC_MAX];
+		nvt_counter_format(&r->counter, spec, sizeof(spec));
+		fprintf(f, "nvtape play: checker: the beats above are records of %s\n", spec);
+	}
 	fprintf(f,
 		"nvtape play: underflows %" PRIu64 " beats in %" PRIu64
 		" events%s; late events %" PRIu64 "; ring low-water %" PRIu64 " of %" PRIu64
@@ -182,6 +192,7 @@ static void play_json(const struct nvt_play_opts *o, const struct nvt_play_resul
 	json_uint(&j, "loops", o->loops);
 	json_uint(&j, "passes", st->passes);
 	json_bool(&j, "checked", r->checked);
+	json_bool(&j, "counter_checked", r->counter_checked);
 	json_uint(&j, "beats", r->chk.beats);
 	json_uint(&j, "corrupt", r->chk.corrupt);
 	json_uint(&j, "gaps", r->chk.gaps);
@@ -222,21 +233,15 @@ static bool sink_is_stdout(int argc, char **argv)
 	return false;
 }
 
-static const struct option play_lo[] = {{"sink", required_argument, 0, 'k'},
-					{"rate", required_argument, 0, 'r'},
-					{"loop", required_argument, 0, 'l'},
-					{"chunk", required_argument, 0, 'c'},
-					{"chunks", required_argument, 0, 'n'},
-					{"qd", required_argument, 0, 'Q'},
-					{"engine", required_argument, 0, 'e'},
-					{"timeout", required_argument, 0, 't'},
-					{"stats", required_argument, 0, 'i'},
-					{"max-errors", required_argument, 0, 'm'},
-					{"json", no_argument, 0, 'j'},
-					{"quiet", no_argument, 0, 'q'},
-					CLI_LAYOUT_OPTIONS,
-					{"help", no_argument, 0, 'h'},
-					{0, 0, 0, 0}};
+static const struct option play_lo[] = {
+	{"sink", required_argument, 0, 'k'},   {"rate", required_argument, 0, 'r'},
+	{"loop", required_argument, 0, 'l'},   {"chunk", required_argument, 0, 'c'},
+	{"chunks", required_argument, 0, 'n'}, {"qd", required_argument, 0, 'Q'},
+	{"engine", required_argument, 0, 'e'}, {"timeout", required_argument, 0, 't'},
+	{"stats", required_argument, 0, 'i'},  {"max-errors", required_argument, 0, 'm'},
+	{"check", required_argument, 0, 'K'},  {"json", no_argument, 0, 'j'},
+	{"quiet", no_argument, 0, 'q'},        CLI_LAYOUT_OPTIONS,
+	{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 
 /* The options with a value: 0, NVT_EXIT_USAGE, or 1 when opt is not one of them. */
 static int play_option(int opt, const char *val, struct play_cli *c, struct nvt_play_opts *o)
@@ -249,6 +254,14 @@ static int play_option(int opt, const char *val, struct play_cli *c, struct nvt_
 		return 0;
 	case 'r':
 		return cli_rate("--rate", val, &o->rate_bps) ? NVT_EXIT_USAGE : 0;
+	case 'K': {
+		struct nvt_counter_spec spec;
+		struct nvt_err err = {0};
+		if (nvt_counter_parse(val, &spec, &err))
+			return cli_usage_error("--check: %s", err.msg);
+		o->check = val;
+		return 0;
+	}
 	case 'l':
 		return cli_uint("--loop", val, 0, UINT32_MAX, &o->loops) ? NVT_EXIT_USAGE : 0;
 	case 'c':
@@ -354,7 +367,7 @@ static void banner(const struct nvt_play_opts *o)
 
 static int run_play(struct nvt_play_opts *o, struct play_cli *c)
 {
-	struct nvt_play_result r;
+	struct nvt_play_result *r = &c->res;
 	int rc;
 
 	c->tty = isatty(2);
@@ -370,18 +383,18 @@ static int run_play(struct nvt_play_opts *o, struct play_cli *c)
 	cli_install_signals();
 	if (!c->quiet)
 		banner(o);
-	rc = nvt_play(o, &r);
+	rc = nvt_play(o, r);
 	if (!c->quiet && c->tty && o->stats_ns)
 		fputc('\n', stderr);
-	rc = cli_exit_of(rc, &r.err, r.problems != 0);
+	rc = cli_exit_of(rc, &r->err, r->problems != 0);
 	if (rc == NVT_EXIT_USAGE)
-		return cli_usage_error("%s", cli_err_msg(&r.err));
-	if (r.err.code)
-		cli_error("%s", cli_err_msg(&r.err));
+		return cli_usage_error("%s", cli_err_msg(&r->err));
+	if (r->err.code)
+		cli_error("%s", cli_err_msg(&r->err));
 	if (c->json)
-		play_json(o, &r, rc, c->rep);
+		play_json(o, r, rc, c->rep);
 	else
-		summary(c->rep, o, &r, rc);
+		summary(c->rep, o, r, rc);
 	return rc;
 }
 

@@ -30,6 +30,10 @@ static const char record_help[] =
 	"                       nvme takes namespaces /dev/nvmeXnY or /dev/ngXnY, or a file on\n"
 	"                       an XFS/exFAT volume over them (give --size)\n"
 	"  --format nvtape|fdrec  file format (fdrec: FPGA Drive Recorder v1, byte for byte)\n"
+	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%%WRAP]\n"
+	"                       the frame or packet counter every record of the data carries\n"
+	"                       (not for tpg): gaps counted live, and kept in the header for\n"
+	"                       verify and play (docs/checks.md; e.g. counter:u32le@0/4096)\n"
 	"  --timeout T          stall watchdog (default 10 s)\n"
 	"  --force              record onto a block device that carries a filesystem, RAID\n"
 	"                       superblock, partition table or recording (never a mounted\n"
@@ -58,7 +62,8 @@ static void record_usage(FILE *f)
 }
 
 struct rec_cli {
-	bool json, quiet, tty, rate_given, qd_given;
+	bool json, quiet, tty, rate_given, qd_given, checking;
+	char check_line[128];
 	uint64_t size_bytes, duration_ns; /* the totals the % done and the ETA come from */
 	uint64_t stripe, member_off;
 	struct cli_meter meter;
@@ -88,6 +93,18 @@ static const char *eta(const struct rec_cli *c, const struct nvt_record_stats *s
 	return cli_eta_str(frac, left, buf, cap);
 }
 
+/* "  check 2 gaps (10 missing), 1 back" while a counter check runs */
+static const char *check_str(struct rec_cli *c, const struct nvt_record_stats *st)
+{
+	if (!c->checking)
+		return "";
+	snprintf(c->check_line, sizeof(c->check_line),
+		 "  check %llu gaps (%llu missing) %llu back %llu bad",
+		 (unsigned long long)st->check_gaps, (unsigned long long)st->check_missing,
+		 (unsigned long long)st->check_backward, (unsigned long long)st->check_bad);
+	return c->check_line;
+}
+
 static void progress(const struct nvt_record_stats *st, void *arg)
 {
 	struct rec_cli *c = arg;
@@ -99,11 +116,11 @@ static void progress(const struct nvt_record_stats *st, void *arg)
 		return;
 	fprintf(stderr,
 		"%s%8.1fs %9.1f MB/s (avg %9.1f) %10.3f GB  inflight %2u  ring %3llu/%llu "
-		"(hwm %llu)  drops %llu%s%s",
+		"(hwm %llu)  drops %llu%s%s%s",
 		c->tty ? "\r" : "", st->elapsed_ns / 1e9, inst, avg, st->bytes_written / 1e9,
 		st->inflight, (unsigned long long)st->ring_fill,
 		(unsigned long long)st->ring_chunks, (unsigned long long)st->ring_hwm,
-		(unsigned long long)st->drops, eta(c, st, avg, e, sizeof(e)),
+		(unsigned long long)st->drops, eta(c, st, avg, e, sizeof(e)), check_str(c, st),
 		c->tty ? "   " : "\n");
 }
 
@@ -127,6 +144,17 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
 	       r->st.max_inflight, r->rec.checkpoints, r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6,
 	       r->ckpt_max_ns / 1e6);
+	if (o->check && o->check[0])
+		printf("nvtape record: counter %s: %llu records, %llu gaps (%llu records missing), "
+		       "%llu backward jumps, %llu bad values%s\n",
+		       r->rec.check, (unsigned long long)r->st.check_records,
+		       (unsigned long long)r->st.check_gaps,
+		       (unsigned long long)r->st.check_missing,
+		       (unsigned long long)r->st.check_backward,
+		       (unsigned long long)r->st.check_bad,
+		       r->st.check_gaps > r->rec.drop_events
+			       ? ": more gaps than nvtape's own drops, data was lost before nvtape"
+			       : "");
 	printf("nvtape record: CPU: I/O thread %.1f %% of a core (%.4f core-s/GB), source thread "
 	       "%.1f %% (%.4f core-s/GB), whole process %.4f core-s/GB\n",
 	       s ? 100.0 * r->io_cpu_ns / 1e9 / s : 0, per_gb(r->io_cpu_ns, b),
@@ -138,8 +166,10 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       "io_cpu_s=%.4f "
 	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
-	       "fixed_bufs=%d ckpt_p50_ms=%.3f ckpt_p99_ms=%.3f ckpt_max_ms=%.3f stop_reason=%s "
-	       "result=%s exit=%d\n",
+	       "fixed_bufs=%d ckpt_p50_ms=%.3f ckpt_p99_ms=%.3f ckpt_max_ms=%.3f "
+	       "check_records=%llu "
+	       "check_gaps=%llu check_missing=%llu check_backward=%llu check_bad=%llu "
+	       "stop_reason=%s result=%s exit=%d\n",
 	       (unsigned long long)b, (unsigned long long)r->source_bytes, r->seconds,
 	       (unsigned long long)o->rate_bps, mbps, (unsigned long long)r->rec.drop_count,
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->lost_unwritten,
@@ -149,7 +179,10 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
 	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
 	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6,
-	       nvt_stop_reason_name(r->reason), cli_result_name(rc), rc);
+	       (unsigned long long)r->st.check_records, (unsigned long long)r->st.check_gaps,
+	       (unsigned long long)r->st.check_missing, (unsigned long long)r->st.check_backward,
+	       (unsigned long long)r->st.check_bad, nvt_stop_reason_name(r->reason),
+	       cli_result_name(rc), rc);
 }
 
 /* The JSON object of a recording: also when it failed before it started (then without the
@@ -187,29 +220,27 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_num(&j, "ckpt_p50_ms", r->ckpt_p50_ns / 1e6, 3);
 	json_num(&j, "ckpt_p99_ms", r->ckpt_p99_ns / 1e6, 3);
 	json_num(&j, "ckpt_max_ms", r->ckpt_max_ns / 1e6, 3);
+	json_uint(&j, "check_records", r->st.check_records);
+	json_uint(&j, "check_gaps", r->st.check_gaps);
+	json_uint(&j, "check_missing", r->st.check_missing);
+	json_uint(&j, "check_backward", r->st.check_backward);
+	json_uint(&j, "check_bad", r->st.check_bad);
 	json_str(&j, "engine", r->engine_desc);
 	if (ran)
 		cli_json_recording(&j, "header", &r->rec);
 	json_end(&j);
 }
 
-static const struct option record_lo[] = {{"source", required_argument, 0, 's'},
-					  {"rate", required_argument, 0, 'r'},
-					  {"size", required_argument, 0, 'S'},
-					  {"duration", required_argument, 0, 'd'},
-					  {"chunk", required_argument, 0, 'c'},
-					  {"chunks", required_argument, 0, 'n'},
-					  {"qd", required_argument, 0, 'Q'},
-					  {"engine", required_argument, 0, 'e'},
-					  {"format", required_argument, 0, 'f'},
-					  {"timeout", required_argument, 0, 't'},
-					  {"stats", required_argument, 0, 'i'},
-					  {"force", no_argument, 0, 'F'},
-					  {"json", no_argument, 0, 'j'},
-					  {"quiet", no_argument, 0, 'q'},
-					  CLI_LAYOUT_OPTIONS,
-					  {"help", no_argument, 0, 'h'},
-					  {0, 0, 0, 0}};
+static const struct option record_lo[] = {
+	{"source", required_argument, 0, 's'}, {"rate", required_argument, 0, 'r'},
+	{"size", required_argument, 0, 'S'},   {"duration", required_argument, 0, 'd'},
+	{"chunk", required_argument, 0, 'c'},  {"chunks", required_argument, 0, 'n'},
+	{"qd", required_argument, 0, 'Q'},     {"engine", required_argument, 0, 'e'},
+	{"format", required_argument, 0, 'f'}, {"timeout", required_argument, 0, 't'},
+	{"check", required_argument, 0, 'k'},  {"stats", required_argument, 0, 'i'},
+	{"force", no_argument, 0, 'F'},        {"json", no_argument, 0, 'j'},
+	{"quiet", no_argument, 0, 'q'},        CLI_LAYOUT_OPTIONS,
+	{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 
 static int parse_format(const char *val, struct nvt_record_opts *o)
 {
@@ -260,6 +291,15 @@ static int record_option(int opt, const char *val, struct rec_cli *c, struct nvt
 	case 'F':
 		o->force = true;
 		return 0;
+	case 'k': {
+		struct nvt_counter_spec spec;
+		struct nvt_err err = {0};
+		if (nvt_counter_parse(val, &spec, &err))
+			return cli_usage_error("--check: %s", err.msg);
+		o->check = val;
+		c->checking = true;
+		return 0;
+	}
 	case 'Z':
 	case 'O':
 		return cli_layout_option(opt, val, &c->stripe, &c->member_off) ? NVT_EXIT_USAGE : 0;
@@ -384,7 +424,9 @@ static int run_record(struct nvt_record_opts *o, struct rec_cli *c)
 	rc = nvt_record(o, &r);
 	if (!c->quiet && c->tty && o->stats_ns)
 		fputc('\n', stderr);
-	rc = cli_exit_of(rc, &r.err, r.rec.drop_count != 0);
+	rc = cli_exit_of(rc, &r.err,
+			 r.rec.drop_count != 0 || r.st.check_gaps || r.st.check_backward ||
+				 r.st.check_bad);
 	if (rc == NVT_EXIT_USAGE)
 		return cli_usage_error("%s", cli_err_msg(&r.err));
 	if (r.err.code)

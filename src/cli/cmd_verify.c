@@ -11,9 +11,14 @@
 static const char verify_help[] =
 	"Usage: nvtape verify [options] FILE...\n"
 	"Check a recording: header, sizes, drop index, and for test-pattern recordings every\n"
-	"beat (gaps, corrupt beats, backward jumps), and that the gap beats equal the header's\n"
+	"beat (gaps, corrupt beats, backward jumps), for other data the counter every record\n"
+	"carries (--check, or the one given to record), and that the gaps equal the header's\n"
 	"drop count at exactly the indexed positions. Reads with O_DIRECT, several in flight.\n"
 	"Also reads FPGA Drive Recorder v1 files.\n\n"
+	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%%WRAP]\n"
+	"                   check the frame or packet counter each record of the data carries\n"
+	"                   (TYPE u8, u16le/be, u32le/be, u64le/be; e.g. counter:u32le@0/4096;\n"
+	"                   docs/checks.md), instead of the one the header names\n"
 	"  --max-errors N   print at most N events of each kind (default 20); all are counted\n"
 	"  --qd Q           reads in flight (default 8)\n"
 	"  --chunk B        read size (default 8M)\n"
@@ -28,6 +33,7 @@ struct ver_cli {
 	uint64_t max_errors;
 	uint64_t printed[3];
 	bool quiet, json, qd_given;
+	struct nvt_verify_result res; /* the one being made (on_event: is it checking records?) */
 	uint64_t stripe, member_off;
 };
 
@@ -38,7 +44,7 @@ static void on_event(const struct nvt_check_event *e, void *arg)
 	if (c->quiet || c->printed[e->kind] >= c->max_errors)
 		return;
 	c->printed[e->kind]++;
-	cli_print_check_event(stdout, e);
+	cli_print_check_event(stdout, e, c->res.counter_checked);
 }
 
 static void problems(const struct nvt_verify_result *r)
@@ -59,10 +65,19 @@ static void problems(const struct nvt_verify_result *r)
 		       " events: not a valid recording\n",
 		       rec->drop_count, rec->drop_events);
 	if (p & NVT_VP_CORRUPT)
-		printf("PROBLEM: %" PRIu64 " corrupt beats\n", r->chk.corrupt);
+		printf("PROBLEM: %" PRIu64 " corrupt %s\n", r->chk.corrupt,
+		       r->counter_checked ? "records (counter at or above its wrap)" : "beats");
 	if (p & NVT_VP_BACKWARD)
 		printf("PROBLEM: %" PRIu64 " backward jumps\n", r->chk.backward);
-	if (p & NVT_VP_MISMATCH)
+	if ((p & NVT_VP_MISMATCH) && r->counter_checked)
+		printf("PROBLEM: %" PRIu64 " records missing (%" PRIu64
+		       " bytes) do not match the header's drop count %" PRIu64 " (%" PRIu64
+		       " gaps without a drop event, %" PRIu64
+		       " drop events without a gap): data was lost before nvtape, or the counter "
+		       "is not what --check says\n",
+		       r->chk.gap_beats, r->chk.gap_beats * r->counter.stride, rec->drop_count,
+		       r->gaps_unmatched, r->events_unmatched);
+	else if (p & NVT_VP_MISMATCH)
 		printf("PROBLEM: gap beats %" PRIu64 " (+%" PRIu64
 		       " dropped after the last beat) do not match the header's drop count %" PRIu64
 		       " (%" PRIu64 " gaps without a drop event, %" PRIu64
@@ -95,6 +110,12 @@ static void verify_json(const struct nvt_verify_opts *o, const struct nvt_verify
 	json_num(&j, "mbps", r->checked_bytes / r->seconds / 1e6, 3);
 	json_num(&j, "cpu_s", r->cpu_ns / 1e9, 6);
 	json_bool(&j, "pattern_checked", r->pattern_checked);
+	json_bool(&j, "counter_checked", r->counter_checked);
+	if (r->counter_checked) {
+		char spec[NVT_CHECK_SPEC_MAX];
+		nvt_counter_format(&r->counter, spec, sizeof(spec));
+		json_str(&j, "check", spec);
+	}
 	json_uint(&j, "beats", r->chk.beats);
 	json_uint(&j, "gaps", r->chk.gaps);
 	json_uint(&j, "gap_beats", r->chk.gap_beats);
@@ -114,6 +135,7 @@ static void verify_json(const struct nvt_verify_opts *o, const struct nvt_verify
 }
 
 static const struct option verify_lo[] = {{"max-errors", required_argument, 0, 'm'},
+					  {"check", required_argument, 0, 'k'},
 					  {"qd", required_argument, 0, 'Q'},
 					  {"chunk", required_argument, 0, 'c'},
 					  {"engine", required_argument, 0, 'e'},
@@ -131,6 +153,14 @@ static int verify_option(int opt, char **argv, struct ver_cli *c, struct nvt_ver
 		return cli_uint("--max-errors", optarg, 0, UINT64_MAX, &c->max_errors)
 			       ? NVT_EXIT_USAGE
 			       : 0;
+	case 'k': {
+		struct nvt_counter_spec spec;
+		struct nvt_err err = {0};
+		if (nvt_counter_parse(optarg, &spec, &err))
+			return cli_usage_error("--check: %s", err.msg);
+		o->check = optarg;
+		return 0;
+	}
 	case 'Q':
 		c->qd_given = true;
 		return cli_count("--qd", optarg, 1, 256, &o->qd) ? NVT_EXIT_USAGE : 0;
@@ -192,6 +222,31 @@ static void pattern_summary(const struct nvt_verify_result *r, const struct ver_
 	printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
 }
 
+static void counter_summary(const struct nvt_verify_result *r, const struct ver_cli *c, double mbps)
+{
+	char spec[NVT_CHECK_SPEC_MAX];
+
+	nvt_counter_format(&r->counter, spec, sizeof(spec));
+	printf("  checked with    %s\n", spec);
+	printf("  records checked %" PRIu64 " (%" PRIu64 " bytes)\n", r->chk.beats,
+	       r->checked_bytes);
+	printf("  counter values  first %" PRIu64 ", last %" PRIu64 "\n", r->chk.first_seen,
+	       r->chk.last_seen);
+	printf("  gaps            %" PRIu64 ", %" PRIu64 " records missing (%" PRIu64
+	       " bytes); header drop count %" PRIu64 " %s (%s)\n",
+	       r->chk.gaps, r->chk.gap_beats, r->chk.gap_beats * r->counter.stride,
+	       r->rec.drop_count, r->rec.beat_bytes == 1 ? "bytes" : "units",
+	       r->drops_match ? "match" : "MISMATCH");
+	if (r->rec.format == NVT_FMT_NVTAPE && r->rec.complete)
+		printf("  drop index      %" PRIu64 " of %" PRIu64
+		       " gaps at their indexed position\n",
+		       r->gaps_matched, r->chk.gaps);
+	printf("  bad values      %" PRIu64 "%s\n", r->chk.corrupt,
+	       r->chk.corrupt > c->max_errors ? " (list capped)" : "");
+	printf("  backward jumps  %" PRIu64 "\n", r->chk.backward);
+	printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
+}
+
 static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_result *r,
 		    const struct ver_cli *c, int rc)
 {
@@ -201,6 +256,8 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 		cli_print_recording(stdout, o->path, &r->rec);
 	if (r->pattern_checked)
 		pattern_summary(r, c, mbps);
+	else if (r->counter_checked)
+		counter_summary(r, c, mbps);
 	else
 		printf("  data            not a test-pattern recording: header, sizes and index "
 		       "checked, content is up to its consumer\n");
@@ -215,7 +272,7 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 
 static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
 {
-	struct nvt_verify_result r;
+	struct nvt_verify_result *r = &c->res;
 	int rc;
 
 	o->on_event = on_event;
@@ -224,19 +281,19 @@ static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
 	o->arg = c;
 	if (c->json)
 		c->quiet = true;
-	rc = nvt_verify(o, &r);
-	rc = cli_exit_of(rc, &r.err, r.problems != 0);
+	rc = nvt_verify(o, r);
+	rc = cli_exit_of(rc, &r->err, r->problems != 0);
 	if (rc == NVT_EXIT_RUNTIME || rc == NVT_EXIT_USAGE)
-		cli_error("%s", cli_err_msg(&r.err));
+		cli_error("%s", cli_err_msg(&r->err));
 	if (c->json) {
-		verify_json(o, &r, rc, stdout);
+		verify_json(o, r, rc, stdout);
 		return rc;
 	}
 	if (rc == NVT_EXIT_RUNTIME) {
 		printf("RESULT result=error exit=1\n");
 		return rc;
 	}
-	summary(o, &r, c, rc);
+	summary(o, r, c, rc);
 	return rc;
 }
 

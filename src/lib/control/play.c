@@ -88,6 +88,8 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 	res->checked = true;
 	res->chk = *f->ops->checker(f->state);
 	want = res->expected_gap_beats * res->st.passes;
+	if (res->counter_checked) /* in records: the drops' bytes over the record's */
+		want = want * res->rec.beat_bytes / res->counter.stride;
 	if (res->chk.corrupt)
 		res->problems |= NVT_PP_ERRORS;
 	if (res->chk.backward)
@@ -95,13 +97,36 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 	if (res->rec.format == NVT_FMT_FDREC ? res->chk.gap_beats > want
 					     : res->chk.gap_beats != want)
 		res->problems |= NVT_PP_GAPS;
-	if (res->chk.seen_good && res->chk.first_seen != res->rec.first_seq && !res->chk.corrupt)
+	if (!res->counter_checked && res->chk.seen_good &&
+	    res->chk.first_seen != res->rec.first_seq && !res->chk.corrupt)
 		res->problems |= NVT_PP_FIRST;
 }
 
-static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
-		     const struct nvt_recording *rec, struct nvt_err *err)
+/* The counter check for a checking sink: the one asked for, else the header's; none for the
+ * test pattern (checked beat by beat). */
+static int counter_spec(const struct nvt_play_opts *o, struct nvt_play_result *res)
 {
+	bool asked = o->check && o->check[0];
+	const char *spec = asked ? o->check : res->rec.check;
+
+	if (!spec[0] || (!asked && res->rec.source_kind == NVT_SRC_TPG))
+		return 0;
+	if (res->rec.source_kind == NVT_SRC_TPG) {
+		nvt_err_param(&res->err, "the recording holds the test pattern, which is checked "
+					 "beat by beat: a counter check is for other data");
+		return -EINVAL;
+	}
+	if (nvt_counter_parse(spec, &res->counter, &res->err))
+		return -EINVAL;
+	res->counter_checked = true;
+	return 0;
+}
+
+static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
+		     struct nvt_play_result *res)
+{
+	const struct nvt_recording *rec = &res->rec;
+	struct nvt_err *err = &res->err;
 	const char *name = o->sink ? o->sink : "checker", *colon = strchr(name, ':');
 	struct nvt_sink_args a = {.first_seq = rec->first_seq,
 				  .unit_bytes = rec->beat_bytes,
@@ -109,17 +134,20 @@ static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 				  .arg = colon ? colon + 1 : "",
 				  .ctx = o->sink_ctx,
 				  .on_event = o->on_event,
-				  .event_arg = o->arg};
+				  .event_arg = o->arg,
+				  .counter = res->counter_checked ? &res->counter : NULL};
 
 	f->ops = nvt_sink_find(name);
 	if (!f->ops) {
 		nvt_err_param(err, "unknown sink \"%s\" (sinks: %s)", name, nvt_sink_names());
 		return -EINVAL;
 	}
-	if ((f->ops->caps & NVT_SINK_NEEDS_PATTERN) && rec->source_kind != NVT_SRC_TPG) {
+	if ((f->ops->caps & NVT_SINK_NEEDS_PATTERN) && rec->source_kind != NVT_SRC_TPG &&
+	    !res->counter_checked) {
 		nvt_err_param(err,
-			      "the recording is not test pattern (source %s): the %s sink has "
-			      "nothing to check; play it into the stdout or null sink",
+			      "the recording is not test pattern (source %s) and names no counter "
+			      "to check: the %s sink has nothing to check; give --check, or play "
+			      "it into the stdout or null sink",
 			      nvt_source_kind_name(rec->source_kind), f->ops->name);
 		nvt_err_set_hint(err, NVT_HINT_OTHER_SINK, 0, 0, 0);
 		return -EINVAL;
@@ -163,7 +191,9 @@ int nvt_play(const struct nvt_play_opts *given, struct nvt_play_result *res)
 	if (rc)
 		return rc;
 	res->rec = *nvt_player_recording(f.pl);
-	rc = open_sink(o, &f, &res->rec, &res->err);
+	rc = counter_spec(o, res);
+	if (!rc)
+		rc = open_sink(o, &f, res);
 	if (!rc)
 		rc = nvt_sink_frame_start(&f, &res->err);
 	if (!rc) {

@@ -78,6 +78,11 @@ void nvt_rec_fill_stats(struct nvt_recorder *r, struct nvt_record_stats *st, uin
 	st->ring_chunks = r->ring.nchunks;
 	st->checkpoints = atomic_load(&r->st_checkpoints);
 	st->final = final;
+	st->check_records = atomic_load_explicit(&r->st_ck[0], memory_order_relaxed);
+	st->check_gaps = atomic_load_explicit(&r->st_ck[1], memory_order_relaxed);
+	st->check_missing = atomic_load_explicit(&r->st_ck[2], memory_order_relaxed);
+	st->check_backward = atomic_load_explicit(&r->st_ck[3], memory_order_relaxed);
+	st->check_bad = atomic_load_explicit(&r->st_ck[4], memory_order_relaxed);
 }
 
 /* Reserve space ahead of the write pointer when the final size is unknown. */
@@ -94,6 +99,20 @@ static void extend_ahead(struct nvt_recorder *r, uint64_t end)
 	r->prealloc_end += EXTEND_STEP;
 }
 
+/* The data's counter in a chunk on its way to the drive (the chunk is not written to while its
+ * write is queued), the counts published for stats(). */
+static void check_counter(struct nvt_recorder *r, const void *chunk, uint64_t len, uint64_t off)
+{
+	const struct nvt_checker *k = &r->cc.counts;
+
+	nvt_counter_check_feed(&r->cc, chunk, len, off);
+	atomic_store_explicit(&r->st_ck[0], k->beats, memory_order_relaxed);
+	atomic_store_explicit(&r->st_ck[1], k->gaps, memory_order_relaxed);
+	atomic_store_explicit(&r->st_ck[2], k->gap_beats, memory_order_relaxed);
+	atomic_store_explicit(&r->st_ck[3], k->backward, memory_order_relaxed);
+	atomic_store_explicit(&r->st_ck[4], k->corrupt, memory_order_relaxed);
+}
+
 static void issue_writes(struct nvt_recorder *r)
 {
 	while (!atomic_load(&r->storage_failed) && nvt_pump_can_queue(&r->pump)) {
@@ -102,6 +121,8 @@ static void issue_writes(struct nvt_recorder *r)
 		extend_ahead(r, off + align_up(len, NVT_BLOCK));
 		if (nvt_pump_queue(&r->pump, off, len))
 			break;
+		if (r->counting)
+			check_counter(r, nvt_ring_chunk(&r->ring, r->pump.queued - 1), len, off);
 		r->issue_off += len;
 	}
 }

@@ -62,6 +62,15 @@ static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
 		nvt_err_param(err, "the stall timeout must be > 0");
 		return -EINVAL;
 	}
+	if (o->check && o->check[0] && o->source_kind == NVT_SRC_TPG) {
+		nvt_err_param(err, "the test pattern is checked beat by beat: a counter check is "
+				   "for other data");
+		return -EINVAL;
+	}
+	if (o->check && o->check[0]) {
+		struct nvt_counter_spec spec;
+		return nvt_counter_parse(o->check, &spec, err) ? -EINVAL : 0;
+	}
 	return 0;
 }
 
@@ -246,6 +255,8 @@ static void describe(struct nvt_recorder *r)
 	memcpy(rec->drive, r->eng.drive, sizeof(rec->drive));
 	rec->rate_bps = o->rate_bps;
 	rec->first_seq = o->first_seq;
+	if (r->counting)
+		nvt_counter_format(&r->cc.spec, rec->check, sizeof(rec->check));
 	nvt_recording_begin(rec, nvt_real_ns());
 }
 
@@ -258,6 +269,11 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 	if (nvt_layout_check(&r->layout, err)) {
 		err->flags |= NVT_ERR_PARAM;
 		return -EINVAL;
+	}
+	if (r->o.check && r->o.check[0]) { /* checked by check_opts */
+		struct nvt_counter_spec spec;
+		r->counting = nvt_counter_parse(r->o.check, &spec, err) == 0;
+		nvt_counter_check_init(&r->cc, &spec);
 	}
 	reserve = planned_bytes(r);
 	rc = check_targets(r, reserve, err);

@@ -71,6 +71,9 @@ struct nvt_recorder {
 	bool ckpt_busy;
 	uint64_t ckpt_target, ckpt_last;
 	struct nvt_hist ckpt_hist;
+	bool counting; /* cc: the data's counter, checked as chunks are queued */
+	struct nvt_counter_check cc;
+	_Atomic uint64_t st_ck[5]; /* cc's records, gaps, missing, backward, bad, for stats() */
 	uint64_t io_cpu_ns;
 	struct nvt_err err;
 };

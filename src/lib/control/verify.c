@@ -18,7 +18,16 @@ struct vstate {
 	struct nvt_verify_result *res;
 	struct nvt_drop_event *ev;
 	uint64_t nev, next_ev;
+	struct nvt_counter_check cc; /* when res->counter_checked */
+	uint64_t gap_unit;           /* bytes per beat or record missing */
 };
+
+/* the bytes n units of u bytes make, saturated */
+static uint64_t bytes_of(uint64_t n, uint64_t u)
+{
+	uint64_t b;
+	return __builtin_mul_overflow(n, u, &b) ? UINT64_MAX : b;
+}
 
 void nvt_verify_opts_default(struct nvt_verify_opts *o)
 {
@@ -40,7 +49,8 @@ static void on_check(void *arg, const struct nvt_check_event *e)
 			v->next_ev++;
 		}
 		if (v->next_ev < v->nev && v->ev[v->next_ev].data_offset == doff &&
-		    v->ev[v->next_ev].beats == e->missing) {
+		    bytes_of(v->ev[v->next_ev].beats, res->rec.beat_bytes) ==
+			    bytes_of(e->missing, v->gap_unit)) {
 			res->gaps_matched++;
 			v->next_ev++;
 		} else {
@@ -55,7 +65,10 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 {
 	struct vstate *v = arg;
 
-	nvt_checker_feed(&v->res->chk, buf, bytes - bytes % 16, off);
+	if (v->res->counter_checked)
+		nvt_counter_check_feed(&v->cc, buf, bytes, off);
+	else
+		nvt_checker_feed(&v->res->chk, buf, bytes - bytes % 16, off);
 	v->res->checked_bytes += bytes;
 	return 0;
 }
@@ -87,6 +100,39 @@ static void pattern_hint(const struct nvt_verify_opts *o, const struct nvt_layou
 	}
 }
 
+/* The counter check to run: the one asked for, else the header's; none for the test pattern. */
+static int counter_spec(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
+{
+	const struct nvt_recording *rec = &res->rec;
+	bool asked = o->check && o->check[0];
+
+	if (!asked && !rec->check[0])
+		return 0;
+	if (rec->source_kind == NVT_SRC_TPG) {
+		if (!asked)
+			return 0;
+		nvt_err_param(&res->err,
+			      "%s holds the test pattern, which is checked beat by "
+			      "beat: a counter check is for other data",
+			      o->path);
+		return -EINVAL;
+	}
+	if (nvt_counter_parse(asked ? o->check : rec->check, &res->counter, &res->err)) {
+		if (!asked) { /* the header's own: damaged, or from a newer writer */
+			char why[sizeof(res->err.msg)];
+			memcpy(why, res->err.msg, sizeof(why));
+			nvt_err_clear(&res->err);
+			nvt_err_set(&res->err, EPROTO,
+				    "the header's counter check cannot be used (%s): give one with "
+				    "--check",
+				    why);
+		}
+		return -1;
+	}
+	res->counter_checked = true;
+	return 0;
+}
+
 int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 {
 	struct vstate v = {.o = o, .res = res};
@@ -110,8 +156,11 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	if (rec->valid_bytes % rec->beat_bytes)
 		res->problems |= NVT_VP_TAIL;
 
+	if (counter_spec(o, res))
+		goto fail;
 	res->pattern_checked = rec->source_kind == NVT_SRC_TPG;
-	if (res->pattern_checked && rec->valid_bytes) {
+	v.gap_unit = res->counter_checked ? res->counter.stride : NVT_BEAT_BYTES;
+	if ((res->pattern_checked || res->counter_checked) && rec->valid_bytes) {
 		struct nvt_scan_opts so = {.layout = &L,
 					   .offset = rec->data_offset,
 					   .len = rec->valid_bytes,
@@ -125,13 +174,14 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 					   .user_arg = o->arg,
 					   .arg = &v};
 		struct nvt_scan_stats ss;
-		res->chk.on_event = on_check;
-		res->chk.arg = &v;
+		res->chk.on_event = v.cc.counts.on_event = on_check;
+		res->chk.arg = v.cc.counts.arg = &v;
 		nvt_checker_init(&res->chk, rec->first_seq);
-		if (nvt_scan(&so, &ss, &res->err)) {
-			free(v.ev);
-			return -(res->err.code ? res->err.code : EIO);
-		}
+		nvt_counter_check_init(&v.cc, &res->counter);
+		if (nvt_scan(&so, &ss, &res->err))
+			goto fail;
+		if (res->counter_checked)
+			res->chk = v.cc.counts;
 		for (uint64_t i = v.next_ev; i < v.nev; i++) {
 			if (v.ev[i].data_offset >= rec->valid_bytes)
 				res->drops_after_end += v.ev[i].beats;
@@ -144,18 +194,20 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 			res->problems |= NVT_VP_CORRUPT;
 		if (res->chk.backward)
 			res->problems |= NVT_VP_BACKWARD;
-		if (res->chk.seen_good && res->chk.first_seen != rec->first_seq &&
-		    !res->chk.corrupt)
+		if (res->pattern_checked && res->chk.seen_good &&
+		    res->chk.first_seen != rec->first_seq && !res->chk.corrupt)
 			res->problems |= NVT_VP_FIRST_SEQ;
+		uint64_t gap_bytes = bytes_of(res->chk.gap_beats, v.gap_unit);
+		uint64_t drop_bytes = bytes_of(rec->drop_count, rec->beat_bytes);
 		if (!rec->complete) /* the checkpoint's count covers at least the durable data */
-			res->drops_match = rec->format == NVT_FMT_FDREC ||
-					   res->chk.gap_beats <= rec->drop_count;
+			res->drops_match = rec->format == NVT_FMT_FDREC || gap_bytes <= drop_bytes;
 		else if (rec->format == NVT_FMT_NVTAPE)
 			res->drops_match =
-				res->chk.gap_beats + res->drops_after_end == rec->drop_count &&
+				gap_bytes + bytes_of(res->drops_after_end, rec->beat_bytes) ==
+					drop_bytes &&
 				!res->gaps_unmatched && !res->events_unmatched;
 		else /* fdrec counts drops after the last beat too, without telling them apart */
-			res->drops_match = res->chk.gap_beats <= rec->drop_count;
+			res->drops_match = gap_bytes <= drop_bytes;
 		if (!res->drops_match)
 			res->problems |= NVT_VP_MISMATCH;
 	} else {
@@ -166,4 +218,7 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	res->seconds = (nvt_mono_ns() - t0) / 1e9;
 	res->cpu_ns = nvt_thread_cpu_ns() - c0;
 	return 0;
+fail:
+	free(v.ev);
+	return -(res->err.code ? res->err.code : EIO);
 }

@@ -95,6 +95,7 @@ void nvt_header_encode(const struct nvt_recording *rec, struct nvt_header *h)
 	copy_str(h->hostname, sizeof(h->hostname), rec->hostname);
 	copy_str(h->writer, sizeof(h->writer), rec->writer);
 	copy_str(h->source_name, sizeof(h->source_name), rec->source_name);
+	copy_str(h->check, sizeof(h->check), rec->check);
 	h->header_crc = nvt_crc32c(0, h, offsetof(struct nvt_header, header_crc));
 }
 
@@ -270,5 +271,6 @@ int nvt_header_decode(const void *buf, size_t len, struct nvt_recording *rec, st
 	take_str(rec->writer, sizeof(rec->writer), h->writer, sizeof(h->writer));
 	take_str(rec->source_name, sizeof(rec->source_name), h->source_name,
 		 sizeof(h->source_name));
+	take_str(rec->check, sizeof(rec->check), h->check, sizeof(h->check));
 	return 0;
 }
