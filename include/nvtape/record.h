@@ -67,6 +67,10 @@ struct nvt_record_opts {
 	void (*progress)(const struct nvt_record_stats *st, void *arg); /* I/O thread */
 	void (*notice)(const char *msg, void *arg); /* one-time notes (hugepages, ...) */
 	void *arg;
+	/* nvt_record(), sources with NVT_SOURCE_DROPS_FROM (dev): a file holding the number of
+	 * units the device lost (a sysfs counter, or one the producer maintains), read after each
+	 * chunk; its increase is counted as dropped at the position reached. NULL = none. */
+	const char *drops_from;
 };
 
 enum nvt_stop_reason {
