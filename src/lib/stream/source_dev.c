@@ -23,14 +23,13 @@
 #include "nvtape/format.h"
 #include "nvtape/recorder.h"
 #include "nvtape/source.h"
+#include "stream/source_dev.h"
 
 #define DEV_POLL_MS     100
 #define DEV_SCRATCH     (1u << 20) /* discard buffer while no chunk is free */
 #define DEV_COUNTER_MAX 64         /* bytes of a counter file, whitespace included */
 
-/* "123", " 0x1f\n": a decimal or 0x hexadecimal count, whitespace around it. 0 or -EINVAL
- * (not a number, trailing text) or -ERANGE (more than 2^64 - 1). */
-static int parse_counter(const char *s, uint64_t *v)
+int nvt_dev_parse_counter(const char *s, uint64_t *v)
 {
 	unsigned base = 10;
 	uint64_t x = 0;
@@ -97,7 +96,7 @@ static int read_counter(const char *path, uint64_t *v, struct nvt_err *err)
 		return -EPROTO;
 	}
 	buf[n] = 0;
-	if (memchr(buf, 0, (size_t)n) || (rc = parse_counter(buf, v))) {
+	if (memchr(buf, 0, (size_t)n) || (rc = nvt_dev_parse_counter(buf, v))) {
 		nvt_err_set(err, EPROTO,
 			    "the loss counter %s (--drops-from) does not hold a count of lost "
 			    "bytes%s: it must hold one decimal or 0x hexadecimal number",
