@@ -90,8 +90,8 @@ static int find_source(const struct nvt_record_opts *o, struct source_run *s, st
 	s->args.drops_from = o->drops_from;
 	if (o->drops_from && !(s->ops->caps & NVT_SOURCE_DROPS_FROM)) {
 		nvt_err_param(err,
-			      "a loss counter (--drops-from) is read by the dev source only, "
-			      "not by %s: record with --source dev:PATH or drop the option",
+			      "a loss counter (drops_from) is read by sources that take one "
+			      "(dev), not by %s: record with the dev source or give no counter",
 			      s->ops->name);
 		return -EINVAL;
 	}

@@ -74,7 +74,7 @@ static int read_counter(const char *path, uint64_t *v, struct nvt_err *err)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		nvt_err_set(err, errno, "cannot open the loss counter %s (--drops-from): %s", path,
+		nvt_err_set(err, errno, "cannot open the loss counter %s: %s", path,
 			    strerror(errno));
 		return -err->code;
 	}
@@ -84,13 +84,12 @@ static int read_counter(const char *path, uint64_t *v, struct nvt_err *err)
 	rc = errno;
 	close(fd);
 	if (n < 0) {
-		nvt_err_set(err, rc, "cannot read the loss counter %s (--drops-from): %s", path,
-			    strerror(rc));
+		nvt_err_set(err, rc, "cannot read the loss counter %s: %s", path, strerror(rc));
 		return -err->code;
 	}
 	if (n > DEV_COUNTER_MAX) {
 		nvt_err_set(err, EPROTO,
-			    "the loss counter %s (--drops-from) holds more than %d bytes: give a "
+			    "the loss counter %s holds more than %d bytes: give a "
 			    "file that holds one number, such as a sysfs counter",
 			    path, DEV_COUNTER_MAX);
 		return -EPROTO;
@@ -98,7 +97,7 @@ static int read_counter(const char *path, uint64_t *v, struct nvt_err *err)
 	buf[n] = 0;
 	if (memchr(buf, 0, (size_t)n) || (rc = nvt_dev_parse_counter(buf, v))) {
 		nvt_err_set(err, EPROTO,
-			    "the loss counter %s (--drops-from) does not hold a count of lost "
+			    "the loss counter %s does not hold a count of lost "
 			    "bytes%s: it must hold one decimal or 0x hexadecimal number",
 			    path, rc == -ERANGE ? " (more than 2^64 - 1)" : "");
 		return -EPROTO;
@@ -115,7 +114,8 @@ static int check_type(const char *path, mode_t mode, struct nvt_err *err)
 	if (S_ISREG(mode))
 		nvt_err_param(err,
 			      "dev:%s is a regular file: the dev source reads character devices "
-			      "and FIFOs; record a file with --source stdin <%s",
+			      "and FIFOs; record a file through the stdin source (its standard "
+			      "input redirected from %s)",
 			      path, path);
 	else if (S_ISDIR(mode))
 		nvt_err_param(err,
@@ -124,9 +124,9 @@ static int check_type(const char *path, mode_t mode, struct nvt_err *err)
 			      path);
 	else
 		nvt_err_param(err,
-			      "dev:%s is not a character device or FIFO: the dev source reads "
-			      "those only (a block device is recorded with `nvtape play` or dd "
-			      "into --source stdin)",
+			      "dev:%s is not a character device or FIFO (a block device or "
+			      "a socket?): the dev source reads those only; feed anything else to "
+			      "the stdin source",
 			      path);
 	return -EINVAL;
 }
@@ -138,7 +138,7 @@ static int dev_check(const struct nvt_source_args *a, struct nvt_err *err)
 
 	if (!a->arg || !*a->arg) {
 		nvt_err_param(err, "the dev source needs the path of the device to read: "
-				   "--source dev:/dev/xdma0_c2h_0 or dev:FIFO");
+				   "dev:/dev/xdma0_c2h_0, or dev:FIFO");
 		return -EINVAL;
 	}
 	if (stat(a->arg, &st)) {
@@ -151,7 +151,9 @@ static int dev_check(const struct nvt_source_args *a, struct nvt_err *err)
 	if (check_type(a->arg, st.st_mode, err))
 		return -EINVAL;
 	if (a->drops_from && !*a->drops_from) {
-		nvt_err_param(err, "--drops-from needs the path of a loss counter file");
+		nvt_err_param(
+			err,
+			"the loss counter needs a path (a sysfs file or one the producer keeps)");
 		return -EINVAL;
 	}
 	return a->drops_from ? read_counter(a->drops_from, &v, err) : 0;
@@ -171,7 +173,7 @@ static int dev_counter(struct nvt_recorder *r, const char *path, uint64_t *last,
 		return rc;
 	if (v < *last) {
 		nvt_err_set(err, ERANGE,
-			    "the loss counter %s (--drops-from) went back from %llu to %llu: a "
+			    "the loss counter %s went back from %llu to %llu: a "
 			    "counter of lost bytes only grows (was the device reset, or the file "
 			    "rewritten?)",
 			    path, (unsigned long long)*last, (unsigned long long)v);
@@ -179,7 +181,7 @@ static int dev_counter(struct nvt_recorder *r, const char *path, uint64_t *last,
 	}
 	if (v > *last && nvt_recorder_drop(r, v - *last)) {
 		nvt_err_set(err, EOVERFLOW,
-			    "the loss counter %s (--drops-from) reports more than 2^64 - 1 lost "
+			    "the loss counter %s reports more than 2^64 - 1 lost "
 			    "bytes in one place",
 			    path);
 		return -EOVERFLOW;
@@ -222,12 +224,12 @@ static int dev_read(struct nvt_recorder *r, int fd, const char *path, void **scr
 	return 1;
 }
 
-static int dev_loop(struct nvt_recorder *r, const struct nvt_source_args *a, int fd,
+/* lost: the counter's value at the start (the base) */
+static int dev_loop(struct nvt_recorder *r, const struct nvt_source_args *a, int fd, uint64_t lost,
 		    struct nvt_err *err)
 {
-	uint64_t lost = 0; /* the counter's last value */
 	void *scratch = NULL;
-	int rc = a->drops_from ? read_counter(a->drops_from, &lost, err) : 0; /* the base */
+	int rc = 0;
 
 	while (!rc) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -266,9 +268,14 @@ static int dev_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		   struct nvt_source_report *rep, struct nvt_err *err)
 {
 	struct stat st;
+	uint64_t base = 0;
 	int fd, rc;
 
 	(void)rep;
+	/* the base, before the device is opened: a producer waiting for a reader may count
+	 * losses as soon as it has one */
+	if (a->drops_from && (rc = read_counter(a->drops_from, &base, err)))
+		return rc;
 	fd = open(a->arg, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		nvt_err_set(err, errno, "cannot open dev:%s: %s", a->arg, strerror(errno));
@@ -280,7 +287,7 @@ static int dev_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	} else {
 		rc = check_type(a->arg, st.st_mode, err);
 		if (!rc)
-			rc = dev_loop(r, a, fd, err);
+			rc = dev_loop(r, a, fd, base, err);
 	}
 	close(fd);
 	return rc;
@@ -289,8 +296,8 @@ static int dev_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 const struct nvt_source_ops nvt_source_dev = {
 	.name = "dev",
 	.help = "a character device or FIFO (DMA drivers) read() straight into the ring; never "
-		"stalled: what finds no free chunk is dropped, counted and indexed; --drops-from "
-		"FILE adds the device's loss counter",
+		"stalled: what finds no free chunk is dropped, counted and indexed; a loss counter "
+		"file of the device adds its own losses",
 	.kind = NVT_SRC_DEV,
 	.unit_bytes = 1,
 	.caps = NVT_SOURCE_NEEDS_ARG | NVT_SOURCE_NEVER_STALLS | NVT_SOURCE_DROPS_FROM,
