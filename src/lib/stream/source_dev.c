@@ -72,7 +72,7 @@ static int read_counter(const char *path, uint64_t *v, struct nvt_err *err)
 	ssize_t n;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
 	if (fd < 0) {
 		nvt_err_set(err, errno, "cannot open the loss counter %s: %s", path,
 			    strerror(errno));
@@ -89,16 +89,16 @@ static int read_counter(const char *path, uint64_t *v, struct nvt_err *err)
 	}
 	if (n > DEV_COUNTER_MAX) {
 		nvt_err_set(err, EPROTO,
-			    "the loss counter %s holds more than %d bytes: give a "
-			    "file that holds one number, such as a sysfs counter",
+			    "the loss counter %s holds more than %d bytes: give a file that holds "
+			    "one number, such as a sysfs counter",
 			    path, DEV_COUNTER_MAX);
 		return -EPROTO;
 	}
 	buf[n] = 0;
 	if (memchr(buf, 0, (size_t)n) || (rc = nvt_dev_parse_counter(buf, v))) {
 		nvt_err_set(err, EPROTO,
-			    "the loss counter %s does not hold a count of lost "
-			    "bytes%s: it must hold one decimal or 0x hexadecimal number",
+			    "the loss counter %s does not hold a count of lost bytes%s: it must "
+			    "hold one decimal or 0x hexadecimal number",
 			    path, rc == -ERANGE ? " (more than 2^64 - 1)" : "");
 		return -EPROTO;
 	}
@@ -173,16 +173,15 @@ static int dev_counter(struct nvt_recorder *r, const char *path, uint64_t *last,
 		return rc;
 	if (v < *last) {
 		nvt_err_set(err, ERANGE,
-			    "the loss counter %s went back from %llu to %llu: a "
-			    "counter of lost bytes only grows (was the device reset, or the file "
-			    "rewritten?)",
+			    "the loss counter %s went back from %llu to %llu: a counter of lost "
+			    "bytes only grows (was the device reset, or the file rewritten?)",
 			    path, (unsigned long long)*last, (unsigned long long)v);
 		return -ERANGE;
 	}
 	if (v > *last && nvt_recorder_drop(r, v - *last)) {
 		nvt_err_set(err, EOVERFLOW,
-			    "the loss counter %s reports more than 2^64 - 1 lost "
-			    "bytes in one place",
+			    "the loss counter %s reports more than 2^64 - 1 lost bytes in one "
+			    "place",
 			    path);
 		return -EOVERFLOW;
 	}
