@@ -10,7 +10,8 @@
  * the device, or a file the producer maintains) the counter is read at the start (the base),
  * after every read of the device and whenever the device is silent for 100 ms; an increase of
  * d is reported as d dropped bytes at the position reached when it was seen. A counter that
- * goes backwards or does not hold a number stops the recording with an error. */
+ * goes backwards or does not hold a number stops the recording with an error. The counter
+ * file stays open and is read at offset 0; one replaced by a rename is opened again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -64,45 +65,68 @@ int nvt_dev_parse_counter(const char *s, uint64_t *v)
 	return 0;
 }
 
-/* The counter's value. The file is opened for every read, so a producer may replace it
- * atomically (write a new file, rename it over the old one). */
-static int read_counter(const char *path, uint64_t *v, struct nvt_err *err)
+/* A loss counter file, kept open between reads. */
+struct counter {
+	const char *path; /* NULL: none */
+	int fd;           /* -1 until opened */
+	uint64_t last;    /* the value read last */
+};
+
+/* The counter's value, read at offset 0 of the open file (a sysfs attribute is generated
+ * anew by such a read). A file that was replaced (a producer writing a new file and renaming
+ * it over the old one, which leaves the old one without a link) is opened again. */
+static int read_counter(struct counter *c, uint64_t *v, struct nvt_err *err)
 {
 	char buf[DEV_COUNTER_MAX + 1];
+	struct stat st;
 	ssize_t n;
-	int fd, rc;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
-	if (fd < 0) {
-		nvt_err_set(err, errno, "cannot open the loss counter %s: %s", path,
-			    strerror(errno));
-		return -err->code;
+	if (c->fd >= 0 && (fstat(c->fd, &st) || st.st_nlink == 0)) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	if (c->fd < 0) {
+		/* O_NONBLOCK: a FIFO given as the counter must not block the start */
+		c->fd = open(c->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (c->fd < 0) {
+			nvt_err_set(err, errno, "cannot open the loss counter %s: %s", c->path,
+				    strerror(errno));
+			return -err->code;
+		}
 	}
 	do
-		n = pread(fd, buf, sizeof(buf), 0);
+		n = pread(c->fd, buf, sizeof(buf), 0);
 	while (n < 0 && errno == EINTR);
-	rc = errno;
-	close(fd);
 	if (n < 0) {
-		nvt_err_set(err, rc, "cannot read the loss counter %s: %s", path, strerror(rc));
+		nvt_err_set(err, errno, "cannot read the loss counter %s: %s", c->path,
+			    strerror(errno));
 		return -err->code;
 	}
 	if (n > DEV_COUNTER_MAX) {
 		nvt_err_set(err, EPROTO,
 			    "the loss counter %s holds more than %d bytes: give a file that holds "
 			    "one number, such as a sysfs counter",
-			    path, DEV_COUNTER_MAX);
+			    c->path, DEV_COUNTER_MAX);
 		return -EPROTO;
 	}
 	buf[n] = 0;
-	if (memchr(buf, 0, (size_t)n) || (rc = nvt_dev_parse_counter(buf, v))) {
+	rc = memchr(buf, 0, (size_t)n) ? -EINVAL : nvt_dev_parse_counter(buf, v);
+	if (rc) {
 		nvt_err_set(err, EPROTO,
 			    "the loss counter %s does not hold a count of lost bytes%s: it must "
 			    "hold one decimal or 0x hexadecimal number",
-			    path, rc == -ERANGE ? " (more than 2^64 - 1)" : "");
+			    c->path, rc == -ERANGE ? " (more than 2^64 - 1)" : "");
 		return -EPROTO;
 	}
 	return 0;
+}
+
+static void close_counter(struct counter *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
 }
 
 /* 0 for a character device or a FIFO, else -EINVAL with a parameter error (a file or a
@@ -134,7 +158,6 @@ static int check_type(const char *path, mode_t mode, struct nvt_err *err)
 static int dev_check(const struct nvt_source_args *a, struct nvt_err *err)
 {
 	struct stat st;
-	uint64_t v;
 
 	if (!a->arg || !*a->arg) {
 		nvt_err_param(err, "the dev source needs the path of the device to read: "
@@ -156,36 +179,41 @@ static int dev_check(const struct nvt_source_args *a, struct nvt_err *err)
 			"the loss counter needs a path (a sysfs file or one the producer keeps)");
 		return -EINVAL;
 	}
-	return a->drops_from ? read_counter(a->drops_from, &v, err) : 0;
+	if (a->drops_from) {
+		struct counter c = {.path = a->drops_from, .fd = -1};
+		int rc = read_counter(&c, &c.last, err);
+		close_counter(&c);
+		return rc;
+	}
+	return 0;
 }
 
 /* Read the counter again and report its increase as dropped bytes at the current position. */
-static int dev_counter(struct nvt_recorder *r, const char *path, uint64_t *last,
-		       struct nvt_err *err)
+static int dev_counter(struct nvt_recorder *r, struct counter *c, struct nvt_err *err)
 {
 	uint64_t v;
 	int rc;
 
-	if (!path)
+	if (!c->path)
 		return 0;
-	rc = read_counter(path, &v, err);
+	rc = read_counter(c, &v, err);
 	if (rc)
 		return rc;
-	if (v < *last) {
+	if (v < c->last) {
 		nvt_err_set(err, ERANGE,
 			    "the loss counter %s went back from %llu to %llu: a counter of lost "
 			    "bytes only grows (was the device reset, or the file rewritten?)",
-			    path, (unsigned long long)*last, (unsigned long long)v);
+			    c->path, (unsigned long long)c->last, (unsigned long long)v);
 		return -ERANGE;
 	}
-	if (v > *last && nvt_recorder_drop(r, v - *last)) {
+	if (v > c->last && nvt_recorder_drop(r, v - c->last)) {
 		nvt_err_set(err, EOVERFLOW,
 			    "the loss counter %s reports more than 2^64 - 1 lost bytes in one "
 			    "place",
-			    path);
+			    c->path);
 		return -EOVERFLOW;
 	}
-	*last = v;
+	c->last = v;
 	return 0;
 }
 
@@ -223,9 +251,9 @@ static int dev_read(struct nvt_recorder *r, int fd, const char *path, void **scr
 	return 1;
 }
 
-/* lost: the counter's value at the start (the base) */
-static int dev_loop(struct nvt_recorder *r, const struct nvt_source_args *a, int fd, uint64_t lost,
-		    struct nvt_err *err)
+/* c: the loss counter, its base read */
+static int dev_loop(struct nvt_recorder *r, const struct nvt_source_args *a, int fd,
+		    struct counter *c, struct nvt_err *err)
 {
 	void *scratch = NULL;
 	int rc = 0;
@@ -243,7 +271,7 @@ static int dev_loop(struct nvt_recorder *r, const struct nvt_source_args *a, int
 			if (nvt_recorder_stopping(r))
 				break;
 			if (pr == 0)
-				rc = dev_counter(r, a->drops_from, &lost, err);
+				rc = dev_counter(r, c, err);
 			continue;
 		}
 		rc = dev_read(r, fd, a->arg, &scratch, err);
@@ -254,10 +282,10 @@ static int dev_loop(struct nvt_recorder *r, const struct nvt_source_args *a, int
 		if (rc <= 0) {
 			/* end of input (a final look at the counter) or stopping */
 			if (rc == 0 && !nvt_recorder_stopping(r))
-				rc = dev_counter(r, a->drops_from, &lost, err);
+				rc = dev_counter(r, c, err);
 			break;
 		}
-		rc = dev_counter(r, a->drops_from, &lost, err);
+		rc = dev_counter(r, c, err);
 	}
 	free(scratch);
 	return rc;
@@ -266,19 +294,20 @@ static int dev_loop(struct nvt_recorder *r, const struct nvt_source_args *a, int
 static int dev_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		   struct nvt_source_report *rep, struct nvt_err *err)
 {
+	struct counter c = {.path = a->drops_from, .fd = -1};
 	struct stat st;
-	uint64_t base = 0;
-	int fd, rc;
+	int fd, rc = 0;
 
 	(void)rep;
 	/* the base, before the device is opened: a producer waiting for a reader may count
 	 * losses as soon as it has one */
-	if (a->drops_from && (rc = read_counter(a->drops_from, &base, err)))
-		return rc;
+	if (c.path && (rc = read_counter(&c, &c.last, err)))
+		goto out;
 	fd = open(a->arg, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		nvt_err_set(err, errno, "cannot open dev:%s: %s", a->arg, strerror(errno));
-		return -err->code;
+		rc = -err->code;
+		goto out;
 	}
 	if (fstat(fd, &st)) {
 		nvt_err_set(err, errno, "dev:%s: %s", a->arg, strerror(errno));
@@ -286,9 +315,11 @@ static int dev_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	} else {
 		rc = check_type(a->arg, st.st_mode, err);
 		if (!rc)
-			rc = dev_loop(r, a, fd, base, err);
+			rc = dev_loop(r, a, fd, &c, err);
 	}
 	close(fd);
+out:
+	close_counter(&c);
 	return rc;
 }
 
