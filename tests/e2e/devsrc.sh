@@ -17,6 +17,7 @@
 #   wN  write N bytes of a fixed random stream (all of it also to $3, the expected data)
 #   cV  set the counter to the text V (replaced atomically: a new file renamed over it),
 #       with ~ for a space and / for a newline
+#   iV  rewrite the counter in place (no new file): V padded with spaces to 20 bytes, one write
 #   d   wait until the FIFO is drained (nvtape read everything), then 0.5 s more
 #   p   pause 1 s (nvtape, the device silent, reads the counter after 100 ms; the rest is
 #       margin for a loaded machine)
@@ -41,6 +42,9 @@ for w in sys.argv[4:]:
         with open(counter + ".new", "w") as f:
             f.write(w[1:].replace("~", " ").replace("/", "\n"))
         os.replace(counter + ".new", counter)
+    elif w[0] == "i":
+        with open(counter, "r+b") as f:
+            f.write(w[1:].ljust(20).encode())
     elif w == "d":
         drained()
     elif w == "p":
@@ -102,6 +106,20 @@ PY
 expect_rc 2 "$NVT" verify "$T/d.nvt"
 [ "$(field drop_count)" = 4606 ] || fail "verify drop count"
 ok "--drops-from: record and verify exit 2, drops 500 @100000, 10 @170000 (two bumps, one event), 4096 @170001 (after the last byte)"
+
+# 2b. a counter rewritten in place, as a sysfs attribute changes: the open file is read again
+printf '%-20s' 100 >"$T/cnt"
+produce w5000 d i120 p w10
+expect_rc 2 "$NVT" record -q --source dev:"$T/f" --drops-from "$T/cnt" "$T/i.nvt"
+wait $prod || fail "producer"
+expect_rc 0 "$NVT" info --json "$T/i.nvt"
+python3 - "$T/out" <<'PY' || fail "drop index of a counter rewritten in place"
+import json, sys
+j = json.load(open(sys.argv[1]))
+ev = [(e["data_offset"], e["beats"]) for e in j["drop_events"]]
+assert ev == [(5000, 20)] and j["header"]["data_bytes"] == 5010, (ev, j["header"]["data_bytes"])
+PY
+ok "a counter rewritten in place (100 -> 120): drops 20 @5000"
 
 # 3. errors
 echo data >"$T/reg"
