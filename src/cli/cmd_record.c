@@ -18,8 +18,9 @@ static const char record_help[] =
 	"                       dev:PATH reads a character device or FIFO\n"
 	"  --drops-from FILE    with --source dev: FILE holds the count of bytes the device\n"
 	"                       lost (a sysfs counter, or one the producer keeps; decimal or\n"
-	"                       0x hex), read at the start and after every read: each increase\n"
-	"                       is a drop at the position reached when it was seen\n"
+	"                       0x hex), read at the start, after every read and every 100 ms\n"
+	"                       of silence: each increase is a drop at the position reached\n"
+	"                       when it was seen\n"
 	"  --rate R             test-pattern rate per second: bytes 1500MB (10^6) or 1G (2^30),\n"
 	"                       bits 12Gbps or 800Mbit/s (10^3 steps, to the nearest byte);\n"
 	"                       max = unpaced, as fast as the storage takes it (default)\n"
@@ -384,9 +385,10 @@ static void report(const struct nvt_record_opts *o, const struct nvt_record_resu
 		fprintf(stderr,
 			"nvtape record: WARNING: %llu %s were dropped by the source -- "
 			"the "
-			"recording is not valid (storage slower than --rate?)\n",
+			"recording is not valid (storage slower than %s?)\n",
 			(unsigned long long)(r->rec.drop_count - r->lost_unwritten),
-			units_of(&r->rec));
+			units_of(&r->rec),
+			r->rec.source_kind == NVT_SRC_DEV ? "the device" : "--rate");
 	if (r->lost_unwritten)
 		fprintf(stderr,
 			"nvtape record: %llu beats were captured but never written (the "
