@@ -37,6 +37,7 @@ enum nvt_source_kind {
 	NVT_SRC_TPG = 1,   /* test pattern; never stalled: drops counted */
 	NVT_SRC_STDIN = 2, /* pipe / fd; back-pressured: never drops */
 	NVT_SRC_API = 3,   /* a program through the push API (recorder.h) */
+	NVT_SRC_DEV = 4,   /* a character device or FIFO read(); never stalled: drops counted */
 };
 
 #define NVT_MAX_DRIVES 16

@@ -75,6 +75,10 @@ struct nvt_record_opts {
 	 * each chunk goes to the drive (stats), and stored in the header for verify and play;
 	 * not for the test pattern, which is checked beat by beat */
 	const char *check;
+	/* nvt_record(), sources with NVT_SOURCE_DROPS_FROM (dev): a file holding the number of
+	 * units the device lost (a sysfs counter, or one the producer maintains), read after each
+	 * chunk; its increase is counted as dropped at the position reached. NULL = none. */
+	const char *drops_from;
 };
 
 enum nvt_stop_reason {

@@ -24,14 +24,16 @@ struct nvt_recorder;
 #define NVT_SOURCE_PACED        (1u << 1) /* honours a rate */
 #define NVT_SOURCE_PATTERN      (1u << 2) /* test pattern: verify and play check every beat */
 #define NVT_SOURCE_NEEDS_ARG    (1u << 3) /* named "NAME:ARG" (a path, a port...) */
+#define NVT_SOURCE_DROPS_FROM   (1u << 4) /* reads a loss counter (nvt_record_opts.drops_from) */
 
 struct nvt_source_args {
-	uint64_t rate_bps;    /* paced sources; 0 = unpaced */
-	uint64_t duration_ns; /* the recording's duration limit, 0 = none */
-	uint64_t first_seq;   /* test-pattern sources: the seq of the first beat */
-	int fd;               /* descriptor to read (stdin source) */
-	const char *arg;      /* text after "NAME:", "" when none */
-	void *ctx;            /* nvt_record_opts.source_ctx */
+	uint64_t rate_bps;      /* paced sources; 0 = unpaced */
+	uint64_t duration_ns;   /* the recording's duration limit, 0 = none */
+	uint64_t first_seq;     /* test-pattern sources: the seq of the first beat */
+	int fd;                 /* descriptor to read (stdin source) */
+	const char *arg;        /* text after "NAME:", "" when none */
+	void *ctx;              /* nvt_record_opts.source_ctx */
+	const char *drops_from; /* nvt_record_opts.drops_from: a loss counter file, or NULL */
 };
 
 /* What a source reports besides its data (optional: zeros when it has nothing to say). */

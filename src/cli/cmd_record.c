@@ -14,7 +14,13 @@ static const char record_help[] =
 	"Usage: nvtape record [options] FILE...\n"
 	"Record a stream to FILE, a file or a raw block device (O_DIRECT, zero-copy from a\n"
 	"hugepage ring).\n\n"
-	"  --source NAME        where the data comes from (default tpg; Sources below)\n"
+	"  --source NAME        where the data comes from (default tpg; Sources below);\n"
+	"                       dev:PATH reads a character device or FIFO\n"
+	"  --drops-from FILE    with --source dev: FILE holds the count of bytes the device\n"
+	"                       lost (a sysfs counter, or one the producer keeps; decimal or\n"
+	"                       0x hex), read at the start, after every read and every 100 ms\n"
+	"                       of silence: each increase is a drop at the position reached\n"
+	"                       when it was seen\n"
 	"  --rate R             test-pattern rate per second: bytes 1500MB (10^6) or 1G (2^30),\n"
 	"                       bits 12Gbps or 800Mbit/s (10^3 steps, to the nearest byte);\n"
 	"                       max = unpaced, as fast as the storage takes it (default)\n"
@@ -45,9 +51,13 @@ static const char record_help[] =
 	"  -q, --quiet          no banner and no live stats\n" CLI_LAYOUT_HELP "  -h, --help\n\n";
 
 static const char record_help_tail[] =
-	"A source that cannot be stalled (tpg at a --rate) drops beats when the storage falls\n"
-	"behind: they are counted, their positions indexed, and the exit code is "
-	"2.\n\n" EXIT_CODES_HELP;
+	"A source that cannot be stalled (tpg at a --rate, dev) drops beats or bytes when the\n"
+	"storage falls behind: they are counted, their positions indexed, and the exit code is\n"
+	"2; so are the losses a --drops-from counter reports. dev:PATH must be a character\n"
+	"device or FIFO (a regular file or directory is a usage error, 64: record a file with\n"
+	"--source stdin <FILE); a missing device, a counter file that does not hold a number\n"
+	"or a counter that goes back is a runtime error, 1. The device's end of input (a FIFO's\n"
+	"writer closing) ends the recording.\n\n" EXIT_CODES_HELP;
 
 /* The help, with the sources and engines the library has registered. */
 static void record_usage(FILE *f)
@@ -129,6 +139,12 @@ static double per_gb(uint64_t cpu_ns, uint64_t bytes)
 	return bytes ? (cpu_ns / 1e9) / (bytes / 1e9) : 0;
 }
 
+/* what drops count: beats of the test pattern, bytes of a byte stream */
+static const char *units_of(const struct nvt_recording *rec)
+{
+	return rec->beat_bytes == 1 ? "bytes" : "beats";
+}
+
 static void summary(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc)
 {
 	uint64_t b = r->rec.data_bytes;
@@ -137,13 +153,13 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 
 	printf("nvtape record: %s: %llu bytes in %.3f s, %.1f MB/s (stopped: %s)\n", o->path,
 	       (unsigned long long)b, r->seconds, mbps, nvt_stop_reason_name(r->reason));
-	printf("nvtape record: drops %llu beats in %llu events; ring high-water %llu of %llu "
+	printf("nvtape record: drops %llu %s in %llu events; ring high-water %llu of %llu "
 	       "chunks; max writes in flight %u; %u checkpoints (latency median %.1f ms, "
 	       "99th %.1f ms, max %.1f ms)\n",
-	       (unsigned long long)r->rec.drop_count, (unsigned long long)r->rec.drop_events,
-	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
-	       r->st.max_inflight, r->rec.checkpoints, r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6,
-	       r->ckpt_max_ns / 1e6);
+	       (unsigned long long)r->rec.drop_count, units_of(&r->rec),
+	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->st.ring_hwm,
+	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
+	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6);
 	if (o->check && o->check[0])
 		printf("nvtape record: counter %s: %llu records, %llu gaps (%llu records missing), "
 		       "%llu backward jumps, %llu bad values%s\n",
@@ -231,16 +247,25 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_end(&j);
 }
 
-static const struct option record_lo[] = {
-	{"source", required_argument, 0, 's'}, {"rate", required_argument, 0, 'r'},
-	{"size", required_argument, 0, 'S'},   {"duration", required_argument, 0, 'd'},
-	{"chunk", required_argument, 0, 'c'},  {"chunks", required_argument, 0, 'n'},
-	{"qd", required_argument, 0, 'Q'},     {"engine", required_argument, 0, 'e'},
-	{"format", required_argument, 0, 'f'}, {"timeout", required_argument, 0, 't'},
-	{"check", required_argument, 0, 'k'},  {"stats", required_argument, 0, 'i'},
-	{"force", no_argument, 0, 'F'},        {"json", no_argument, 0, 'j'},
-	{"quiet", no_argument, 0, 'q'},        CLI_LAYOUT_OPTIONS,
-	{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+static const struct option record_lo[] = {{"source", required_argument, 0, 's'},
+					  {"rate", required_argument, 0, 'r'},
+					  {"drops-from", required_argument, 0, 'D'},
+					  {"size", required_argument, 0, 'S'},
+					  {"duration", required_argument, 0, 'd'},
+					  {"chunk", required_argument, 0, 'c'},
+					  {"chunks", required_argument, 0, 'n'},
+					  {"qd", required_argument, 0, 'Q'},
+					  {"engine", required_argument, 0, 'e'},
+					  {"format", required_argument, 0, 'f'},
+					  {"timeout", required_argument, 0, 't'},
+					  {"check", required_argument, 0, 'k'},
+					  {"stats", required_argument, 0, 'i'},
+					  {"force", no_argument, 0, 'F'},
+					  {"json", no_argument, 0, 'j'},
+					  {"quiet", no_argument, 0, 'q'},
+					  CLI_LAYOUT_OPTIONS,
+					  {"help", no_argument, 0, 'h'},
+					  {0, 0, 0, 0}};
 
 static int parse_format(const char *val, struct nvt_record_opts *o)
 {
@@ -259,6 +284,12 @@ static int record_option(int opt, const char *val, struct rec_cli *c, struct nvt
 	switch (opt) {
 	case 's':
 		o->source = val;
+		return 0;
+	case 'D':
+		if (!*val)
+			return cli_usage_error(
+				"--drops-from needs the path of a loss counter file");
+		o->drops_from = val;
 		return 0;
 	case 'r':
 		c->rate_given = true;
@@ -357,6 +388,10 @@ static int check_args(int argc, char **argv, struct nvt_record_opts *o, const st
 		return cli_usage_error("--rate paces the test pattern; the %s source runs at "
 				       "the rate its producer feeds it",
 				       src->name);
+	if (o->drops_from && !(src->caps & NVT_SOURCE_DROPS_FROM))
+		return cli_usage_error("--drops-from reads a device's loss counter: it goes with "
+				       "--source dev:PATH, not with the %s source",
+				       src->name);
 	if (o->format == NVT_FMT_FDREC && !(src->caps & NVT_SOURCE_PATTERN))
 		return cli_usage_error("--format fdrec holds 16-byte beats only: use --source tpg");
 	if (!strcmp(src->name, "stdin") && isatty(0))
@@ -388,12 +423,20 @@ static void report(const struct nvt_record_opts *o, const struct nvt_record_resu
 	if (r->reason == NVT_STOP_SIGNAL && !c->quiet)
 		fprintf(stderr, "nvtape record: interrupted: every filled chunk was written "
 				"and the header finalized\n");
-	if (r->rec.drop_count > r->lost_unwritten)
+	if (r->rec.drop_count > r->lost_unwritten && o->drops_from)
 		fprintf(stderr,
-			"nvtape record: WARNING: %llu beats were dropped by the source -- "
+			"nvtape record: WARNING: %llu bytes were lost by the device (%s) or "
+			"dropped while the storage fell behind -- the recording has gaps "
+			"(nvtape info lists where)\n",
+			(unsigned long long)(r->rec.drop_count - r->lost_unwritten), o->drops_from);
+	else if (r->rec.drop_count > r->lost_unwritten)
+		fprintf(stderr,
+			"nvtape record: WARNING: %llu %s were dropped by the source -- "
 			"the "
-			"recording is not valid (storage slower than --rate?)\n",
-			(unsigned long long)(r->rec.drop_count - r->lost_unwritten));
+			"recording is not valid (storage slower than %s?)\n",
+			(unsigned long long)(r->rec.drop_count - r->lost_unwritten),
+			units_of(&r->rec),
+			r->rec.source_kind == NVT_SRC_DEV ? "the device" : "--rate");
 	if (r->lost_unwritten)
 		fprintf(stderr,
 			"nvtape record: %llu beats were captured but never written (the "

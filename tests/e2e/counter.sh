@@ -109,6 +109,61 @@ expect_rc 2 "$NVT" verify --check counter:u16be/256 "$T/n.nvt"
 expect_rc 0 "$NVT" play -q --check counter:u16le/256 "$T/n.nvt"
 ok "verify and play --check on a recording that names no counter; a wrong byte order fails"
 
+# a device that loses frames and says so (dev: source, --drops-from a loss counter), and one
+# that loses frames silently: the counter finds both; verify matches the first to its drop event
+# and names the second as lost before nvtape. The producer bumps the loss counter while the
+# FIFO is drained and silent, so the drop event sits exactly at the gap (devsrc.sh: the guarantee)
+cat >"$T/frames.py" <<'PY'
+import fcntl, os, struct, sys, termios, time
+fifo, counter = sys.argv[1:3]
+def drained():
+    while struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]:
+        time.sleep(0.01)
+    time.sleep(0.5)
+def lost(n):
+    with open(counter + ".new", "w") as f:
+        f.write(str(n))
+    os.replace(counter + ".new", counter)
+with open(counter, "w") as f:
+    f.write("0")
+fd = os.open(fifo, os.O_WRONLY)
+def frames(a, b):
+    data = b"".join(struct.pack("<I", i) + bytes(4092) for i in range(a, b))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+frames(0, 1000)
+drained()
+lost(10 * 4096)           # the device lost frames 1000..1009 and counted them
+time.sleep(1)
+frames(1010, 2000)
+if sys.argv[3] == "silent":
+    frames(2003, 3000)    # and lost 2000..2002 without a word
+else:
+    frames(2000, 3000)
+os.close(fd)
+PY
+for mode in counted silent; do
+	rm -f "$T/f" && mkfifo "$T/f"
+	timeout 60 python3 "$T/frames.py" "$T/f" "$T/loss" $mode &
+	prod=$!
+	sleep 0.2
+	expect_rc 2 "$NVT" record -q --source dev:"$T/f" --drops-from "$T/loss" --check counter:u32le@0/4096 "$T/d.nvt"
+	wait $prod || fail "frame producer"
+	[ "$(field drops)" = 40960 ] && [ "$(field drop_events)" = 1 ] || fail "$mode: drops $(grep ^RESULT "$T/out")"
+	expect_rc 2 "$NVT" verify "$T/d.nvt"
+	if [ $mode = counted ]; then
+		[ "$(field gaps)" = 1 ] && [ "$(field gap_beats)" = 10 ] && [ "$(field drops_match)" = 1 ] ||
+			fail "counted loss: $(grep ^RESULT "$T/out")"
+		grep -q "drop index      1 of 1 gaps at their indexed position" "$T/out" || fail "counted loss not at its index"
+	else
+		[ "$(field gaps)" = 2 ] && [ "$(field gap_beats)" = 13 ] && [ "$(field drops_match)" = 0 ] ||
+			fail "silent loss: $(grep ^RESULT "$T/out")"
+		grep -q "data was lost before nvtape" "$T/out" || fail "silent loss not named"
+	fi
+done
+ok "a device's counted loss: its gap at its drop event (match); a silent one: found and named"
+
 expect_rc 64 "$NVT" record --check counter:u32le@0/4096 --size 1M "$T/t.nvt"
 grep -q "checked beat by beat" "$T/err" || fail "tpg with --check"
 for bad in counter:u24le counter:u32le@4093/4096 counter:u8+0 crc32:x; do

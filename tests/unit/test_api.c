@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -308,6 +309,91 @@ static void test_refused_options(void **state)
 	assert_non_null(strstr(err.msg, "nvt_record_opts_init"));
 }
 
+/* The dev source through nvt_record: a FIFO's bytes, the writer closing ends the recording, a
+ * loss counter's increase counted; the refusals are options errors that name no flag. */
+struct fifo_writer {
+	char fifo[256], counter[256];
+};
+
+static void write_file(const char *path, const char *text)
+{
+	char tmp[300];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(tmp, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+static void *fifo_writer(void *arg)
+{
+	struct fifo_writer *w = arg;
+	static char buf[5000];
+	FILE *f = fopen(w->fifo, "w");
+
+	if (!f)
+		return NULL;
+	memset(buf, 0x5a, sizeof(buf));
+	fwrite(buf, 1, sizeof(buf), f);
+	fflush(f);
+	write_file(w->counter, "0xa\n"); /* 7 -> 10: 3 bytes lost after the 5000 */
+	usleep(300000);
+	fclose(f);
+	return NULL;
+}
+
+static void test_dev_source(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_record_result res;
+	struct fifo_writer w;
+	char path[256], src[300];
+	pthread_t t;
+	(void)state;
+
+	path_of(w.fifo, sizeof(w.fifo), "dev.fifo");
+	path_of(w.counter, sizeof(w.counter), "dev.counter");
+	path_of(path, sizeof(path), "dev.nvt");
+	assert_int_equal(mkfifo(w.fifo, 0600), 0);
+	write_file(w.counter, "7\n");
+	nvt_record_opts_init(&o);
+	o.path = path;
+	o.stats_ns = 0;
+	o.chunk_bytes = 1u << 20;
+	o.chunks = 4;
+
+	/* refusals: a counter with a source that reads none, a regular file, a missing device */
+	o.drops_from = w.counter;
+	assert_int_equal(nvt_record(&o, &res), -EINVAL);
+	assert_true(res.err.flags & NVT_ERR_PARAM);
+	assert_null(strstr(res.err.msg, "--"));
+	snprintf(src, sizeof(src), "dev:%s", w.counter);
+	o.source = src;
+	assert_int_equal(nvt_record(&o, &res), -EINVAL);
+	assert_true(res.err.flags & NVT_ERR_PARAM);
+	assert_non_null(strstr(res.err.msg, "regular file"));
+	assert_null(strstr(res.err.msg, "--"));
+	snprintf(src, sizeof(src), "dev:%s.missing", w.fifo);
+	assert_int_equal(nvt_record(&o, &res), -ENOENT);
+	assert_false(res.err.flags & NVT_ERR_PARAM);
+
+	snprintf(src, sizeof(src), "dev:%s", w.fifo);
+	assert_non_null(nvt_source_find(src));
+	assert_int_equal(pthread_create(&t, NULL, fifo_writer, &w), 0);
+	assert_int_equal(nvt_record(&o, &res), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(res.reason, NVT_STOP_EOF);
+	assert_int_equal(res.rec.data_bytes, 5000);
+	assert_int_equal(res.rec.source_kind, NVT_SRC_DEV);
+	assert_int_equal(res.rec.beat_bytes, 1);
+	assert_string_equal(res.rec.source_name, "dev");
+	assert_int_equal(res.rec.drop_count, 3);
+	assert_int_equal(res.rec.drop_events, 1);
+}
+
 struct rate_samples {
 	double ratio[32];
 	unsigned n;
@@ -390,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_push_drops_at_positions),
 		cmocka_unit_test(test_stop_ends_blocking_producer),
 		cmocka_unit_test(test_refused_options),
+		cmocka_unit_test(test_dev_source),
 		cmocka_unit_test(test_older_options_struct),
 		cmocka_unit_test(test_producer_failure_keeps_data),
 		cmocka_unit_test(test_slow_close_after_limit),

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests: size, rate, duration and integer parsing; the latency histogram. */
+/* Unit tests: size, rate, duration and integer parsing; the dev source's loss counter; the
+ * latency histogram. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 
 #include "nvtape/units.h"
+#include "stream/source_dev.h"
 #include "util/hist.h"
 
 static void test_sizes(void **state)
@@ -173,13 +175,49 @@ static void test_hist(void **state)
 	assert_true(nvt_hist_pct(&h, 0.5) < 1000u); /* the smallest of 102 */
 }
 
+/* --drops-from: decimal or 0x hex, whitespace around, every overflow refused */
+static void test_dev_counter(void **state)
+{
+	uint64_t v = 7;
+	(void)state;
+	assert_int_equal(nvt_dev_parse_counter("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(nvt_dev_parse_counter("  1234\n", &v), 0);
+	assert_int_equal(v, 1234);
+	assert_int_equal(nvt_dev_parse_counter("\t0x1F\r\n", &v), 0);
+	assert_int_equal(v, 31);
+	assert_int_equal(nvt_dev_parse_counter("0Xff", &v), 0);
+	assert_int_equal(v, 255);
+	assert_int_equal(nvt_dev_parse_counter("0012", &v), 0); /* decimal, not octal */
+	assert_int_equal(v, 12);
+	assert_int_equal(nvt_dev_parse_counter("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(nvt_dev_parse_counter("0xffffffffffffffff\n", &v), 0);
+	assert_true(v == UINT64_MAX);
+	v = 7;
+	assert_int_equal(nvt_dev_parse_counter("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(nvt_dev_parse_counter("99999999999999999999", &v), -ERANGE);
+	assert_int_equal(nvt_dev_parse_counter("0x10000000000000000", &v), -ERANGE);
+	assert_int_equal(nvt_dev_parse_counter("", &v), -EINVAL);
+	assert_int_equal(nvt_dev_parse_counter(" \n", &v), -EINVAL);
+	assert_int_equal(nvt_dev_parse_counter("0x", &v), -EINVAL);
+	assert_int_equal(nvt_dev_parse_counter("-1", &v), -EINVAL);
+	assert_int_equal(nvt_dev_parse_counter("+1", &v), -EINVAL);
+	assert_int_equal(nvt_dev_parse_counter("12 apples", &v), -EINVAL);
+	assert_int_equal(nvt_dev_parse_counter("1 2", &v), -EINVAL);
+	assert_int_equal(nvt_dev_parse_counter("12a", &v), -EINVAL);
+	assert_int_equal(nvt_dev_parse_counter("0x1g", &v), -EINVAL);
+	assert_int_equal(v, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),         cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_rates_bytes),   cmocka_unit_test(test_rates_bits),
 		cmocka_unit_test(test_rates_refused), cmocka_unit_test(test_durations),
-		cmocka_unit_test(test_uint),          cmocka_unit_test(test_hist),
+		cmocka_unit_test(test_uint),          cmocka_unit_test(test_dev_counter),
+		cmocka_unit_test(test_hist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,14 @@ static int find_source(const struct nvt_record_opts *o, struct source_run *s, st
 	s->args.duration_ns = o->duration_ns;
 	s->args.fd = o->input_fd;
 	s->args.ctx = o->source_ctx;
+	s->args.drops_from = o->drops_from;
+	if (o->drops_from && !(s->ops->caps & NVT_SOURCE_DROPS_FROM)) {
+		nvt_err_param(err,
+			      "a loss counter (drops_from) is read by sources that take one "
+			      "(dev), not by %s: record with the dev source or give no counter",
+			      s->ops->name);
+		return -EINVAL;
+	}
 	return s->ops->check ? s->ops->check(&s->args, err) : 0;
 }
 

@@ -25,6 +25,8 @@ const char *nvt_source_kind_name(uint32_t kind)
 		return "stdin";
 	case NVT_SRC_API:
 		return "api";
+	case NVT_SRC_DEV:
+		return "dev";
 	default:
 		return "unknown";
 	}

@@ -9,9 +9,10 @@
 #define MAX_SOURCES 32
 
 /* The built-in sources, each in its own file. */
-extern const struct nvt_source_ops nvt_source_tpg, nvt_source_stdin;
-static const struct nvt_source_ops *sources[MAX_SOURCES] = {&nvt_source_tpg, &nvt_source_stdin};
-static unsigned nsources = 2;
+extern const struct nvt_source_ops nvt_source_tpg, nvt_source_stdin, nvt_source_dev;
+static const struct nvt_source_ops *sources[MAX_SOURCES] = {&nvt_source_tpg, &nvt_source_stdin,
+							    &nvt_source_dev};
+static unsigned nsources = 3;
 
 static size_t name_len(const char *name)
 {
