@@ -11,6 +11,7 @@
 #include "nvtape/units.h"
 #include "stream/source_dev.h"
 #include "util/hist.h"
+#include "util/mul.h"
 
 static void test_sizes(void **state)
 {
@@ -210,6 +211,22 @@ static void test_dev_counter(void **state)
 	assert_int_equal(v, 7);
 }
 
+/* products of counts and unit sizes compared exactly, far beyond 64 bits */
+static void test_mul_cmp(void **state)
+{
+	uint64_t hi, lo;
+	(void)state;
+	nvt_mul128(UINT64_MAX, UINT64_MAX, &hi, &lo); /* (2^64 - 1)^2 = 2^128 - 2^65 + 1 */
+	assert_true(hi == UINT64_MAX - 1 && lo == 1);
+	nvt_mul128(1ull << 63, 16, &hi, &lo);
+	assert_true(hi == 8 && lo == 0);
+	assert_int_equal(nvt_mul_cmp(10, 4096, 40960, 1), 0);
+	assert_int_equal(nvt_mul_cmp(10, 4096, 40961, 1), -1);
+	assert_int_equal(nvt_mul_cmp(1ull << 63, 16, (1ull << 63) + 1, 16), -1); /* no saturation */
+	assert_int_equal(nvt_mul_cmp(UINT64_MAX, 16, UINT64_MAX / 2, 32), 1);
+	assert_int_equal(nvt_mul_cmp(0, 16, 0, 1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,7 +234,7 @@ int main(void)
 		cmocka_unit_test(test_rates_bytes),   cmocka_unit_test(test_rates_bits),
 		cmocka_unit_test(test_rates_refused), cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_uint),          cmocka_unit_test(test_dev_counter),
-		cmocka_unit_test(test_hist),
+		cmocka_unit_test(test_hist),          cmocka_unit_test(test_mul_cmp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

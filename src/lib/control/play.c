@@ -9,6 +9,7 @@
 #include "nvtape/player.h"
 #include "nvtape/sink.h"
 #include "stream/sink_frame.h"
+#include "util/mul.h"
 #include "util/opts.h"
 #include "util/sysutil.h"
 
@@ -73,6 +74,7 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 		  const struct nvt_drop_event *ev, uint64_t nev)
 {
 	uint64_t after = 0, want;
+	int cmp;
 
 	for (uint64_t i = 0; i < nev; i++)
 		if (ev[i].data_offset >= res->rec.valid_bytes)
@@ -88,14 +90,15 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 	res->checked = true;
 	res->chk = *f->ops->checker(f->state);
 	want = res->expected_gap_beats * res->st.passes;
-	if (res->counter_checked) /* in records: the drops' bytes over the record's */
-		want = want * res->rec.beat_bytes / res->counter.stride;
 	if (res->chk.corrupt)
 		res->problems |= NVT_PP_ERRORS;
 	if (res->chk.backward)
 		res->problems |= NVT_PP_BACKWARD;
-	if (res->rec.format == NVT_FMT_FDREC ? res->chk.gap_beats > want
-					     : res->chk.gap_beats != want)
+	/* in bytes: the gaps' beats or records against the drops' units */
+	cmp = nvt_mul_cmp(res->chk.gap_beats,
+			  res->counter_checked ? res->counter.stride : res->rec.beat_bytes, want,
+			  res->rec.beat_bytes);
+	if (res->rec.format == NVT_FMT_FDREC ? cmp > 0 : cmp != 0)
 		res->problems |= NVT_PP_GAPS;
 	if (!res->counter_checked && res->chk.seen_good &&
 	    res->chk.first_seen != res->rec.first_seq && !res->chk.corrupt)

@@ -11,6 +11,7 @@
 #include "nvtape/verify.h"
 #include "storage/layout_io.h"
 #include "control/scan.h"
+#include "util/mul.h"
 #include "util/sysutil.h"
 
 struct vstate {
@@ -21,13 +22,6 @@ struct vstate {
 	struct nvt_counter_check cc; /* when res->counter_checked */
 	uint64_t gap_unit;           /* bytes per beat or record missing */
 };
-
-/* the bytes n units of u bytes make, saturated */
-static uint64_t bytes_of(uint64_t n, uint64_t u)
-{
-	uint64_t b;
-	return __builtin_mul_overflow(n, u, &b) ? UINT64_MAX : b;
-}
 
 void nvt_verify_opts_default(struct nvt_verify_opts *o)
 {
@@ -49,8 +43,8 @@ static void on_check(void *arg, const struct nvt_check_event *e)
 			v->next_ev++;
 		}
 		if (v->next_ev < v->nev && v->ev[v->next_ev].data_offset == doff &&
-		    bytes_of(v->ev[v->next_ev].beats, res->rec.beat_bytes) ==
-			    bytes_of(e->missing, v->gap_unit)) {
+		    nvt_mul_cmp(v->ev[v->next_ev].beats, res->rec.beat_bytes, e->missing,
+				v->gap_unit) == 0) {
 			res->gaps_matched++;
 			v->next_ev++;
 		} else {
@@ -157,7 +151,7 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	if (counter_spec(o, res))
 		goto fail;
 	res->pattern_checked = rec->source_kind == NVT_SRC_TPG;
-	v.gap_unit = res->counter_checked ? res->counter.stride : NVT_BEAT_BYTES;
+	v.gap_unit = res->counter_checked ? res->counter.stride : rec->beat_bytes;
 	if ((res->pattern_checked || res->counter_checked) && rec->valid_bytes) {
 		struct nvt_scan_opts so = {.layout = &L,
 					   .offset = rec->data_offset,
@@ -182,7 +176,10 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 			res->chk = v.cc.counts;
 		for (uint64_t i = v.next_ev; i < v.nev; i++) {
 			if (v.ev[i].data_offset >= rec->valid_bytes)
-				res->drops_after_end += v.ev[i].beats;
+				res->drops_after_end =
+					v.ev[i].beats > UINT64_MAX - res->drops_after_end
+						? UINT64_MAX
+						: res->drops_after_end + v.ev[i].beats;
 			else
 				res->events_unmatched++;
 		}
@@ -195,17 +192,19 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 		if (res->pattern_checked && res->chk.seen_good &&
 		    res->chk.first_seen != rec->first_seq && !res->chk.corrupt)
 			res->problems |= NVT_VP_FIRST_SEQ;
-		uint64_t gap_bytes = bytes_of(res->chk.gap_beats, v.gap_unit);
-		uint64_t drop_bytes = bytes_of(rec->drop_count, rec->beat_bytes);
+		/* in bytes: what the gaps miss against what the recorder dropped */
+		int cmp = nvt_mul_cmp(res->chk.gap_beats, v.gap_unit, rec->drop_count,
+				      rec->beat_bytes);
 		if (!rec->complete) /* the checkpoint's count covers at least the durable data */
-			res->drops_match = rec->format == NVT_FMT_FDREC || gap_bytes <= drop_bytes;
+			res->drops_match = rec->format == NVT_FMT_FDREC || cmp <= 0;
 		else if (rec->format == NVT_FMT_NVTAPE)
-			res->drops_match =
-				gap_bytes + bytes_of(res->drops_after_end, rec->beat_bytes) ==
-					drop_bytes &&
-				!res->gaps_unmatched && !res->events_unmatched;
+			res->drops_match = res->drops_after_end <= rec->drop_count &&
+					   nvt_mul_cmp(res->chk.gap_beats, v.gap_unit,
+						       rec->drop_count - res->drops_after_end,
+						       rec->beat_bytes) == 0 &&
+					   !res->gaps_unmatched && !res->events_unmatched;
 		else /* fdrec counts drops after the last beat too, without telling them apart */
-			res->drops_match = gap_bytes <= drop_bytes;
+			res->drops_match = cmp <= 0;
 		if (!res->drops_match)
 			res->problems |= NVT_VP_MISMATCH;
 	} else {

@@ -132,7 +132,8 @@ void nvt_counter_format(const struct nvt_counter_spec *s, char *buf, size_t cap)
 		     s->stride);
 	if (n > 0 && (size_t)n < cap && s->inc != 1)
 		n += snprintf(buf + n, cap - (size_t)n, "+%" PRIu64, s->inc);
-	if (n > 0 && (size_t)n < cap && s->wrap && s->wrap != 1ull << (8 * s->width))
+	if (n > 0 && (size_t)n < cap && s->wrap &&
+	    (s->width == 8 || s->wrap != 1ull << (8 * s->width)))
 		snprintf(buf + n, cap - (size_t)n, "%%%" PRIu64, s->wrap);
 }
 
