@@ -77,6 +77,8 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
 /* --engine: file or nvme (and null for a writer) */
 bool cli_engine_ok(const char *val, bool writer);
 int cli_engine(const char *val, bool writer, const char **out);
+/* --check: a counter check (docs/checks.md) the library will accept */
+int cli_check(const char *val, const char **out);
 /* --qd for the nvme engine: commands in flight per drive, default 32, at most 63 */
 int cli_engine_qd(const char *engine, bool qd_given, unsigned *qd);
 #define CLI_ENGINE_HELP                                                                            \

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nvtape/counter.h"
 #include "nvtape/engines.h"
 #include "nvtape/sink.h"
 #include "nvtape/source.h"
@@ -192,6 +193,17 @@ int cli_engine(const char *val, bool writer, const char **out)
 	}
 	return cli_usage_error("--engine must be one of: %s%s", nvt_engine_names(),
 			       writer ? "" : " (reading needs one that stores data)");
+}
+
+int cli_check(const char *val, const char **out)
+{
+	struct nvt_counter_spec spec;
+	struct nvt_err err = {0};
+
+	if (nvt_counter_parse(val, &spec, &err))
+		return cli_usage_error("--check: %s", err.msg);
+	*out = val;
+	return 0;
 }
 
 int cli_engine_qd(const char *engine, bool qd_given, unsigned *qd)

@@ -254,14 +254,8 @@ static int play_option(int opt, const char *val, struct play_cli *c, struct nvt_
 		return 0;
 	case 'r':
 		return cli_rate("--rate", val, &o->rate_bps) ? NVT_EXIT_USAGE : 0;
-	case 'K': {
-		struct nvt_counter_spec spec;
-		struct nvt_err err = {0};
-		if (nvt_counter_parse(val, &spec, &err))
-			return cli_usage_error("--check: %s", err.msg);
-		o->check = val;
-		return 0;
-	}
+	case 'K':
+		return cli_check(val, &o->check) ? NVT_EXIT_USAGE : 0;
 	case 'l':
 		return cli_uint("--loop", val, 0, UINT32_MAX, &o->loops) ? NVT_EXIT_USAGE : 0;
 	case 'c':

@@ -322,15 +322,9 @@ static int record_option(int opt, const char *val, struct rec_cli *c, struct nvt
 	case 'F':
 		o->force = true;
 		return 0;
-	case 'k': {
-		struct nvt_counter_spec spec;
-		struct nvt_err err = {0};
-		if (nvt_counter_parse(val, &spec, &err))
-			return cli_usage_error("--check: %s", err.msg);
-		o->check = val;
+	case 'k':
 		c->checking = true;
-		return 0;
-	}
+		return cli_check(val, &o->check) ? NVT_EXIT_USAGE : 0;
 	case 'Z':
 	case 'O':
 		return cli_layout_option(opt, val, &c->stripe, &c->member_off) ? NVT_EXIT_USAGE : 0;

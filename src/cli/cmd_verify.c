@@ -153,14 +153,8 @@ static int verify_option(int opt, char **argv, struct ver_cli *c, struct nvt_ver
 		return cli_uint("--max-errors", optarg, 0, UINT64_MAX, &c->max_errors)
 			       ? NVT_EXIT_USAGE
 			       : 0;
-	case 'k': {
-		struct nvt_counter_spec spec;
-		struct nvt_err err = {0};
-		if (nvt_counter_parse(optarg, &spec, &err))
-			return cli_usage_error("--check: %s", err.msg);
-		o->check = optarg;
-		return 0;
-	}
+	case 'k':
+		return cli_check(optarg, &o->check) ? NVT_EXIT_USAGE : 0;
 	case 'Q':
 		c->qd_given = true;
 		return cli_count("--qd", optarg, 1, 256, &o->qd) ? NVT_EXIT_USAGE : 0;

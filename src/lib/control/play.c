@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/counter_pick.h"
 #include "nvtape/player.h"
 #include "nvtape/sink.h"
 #include "stream/sink_frame.h"
@@ -105,36 +106,6 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 		res->problems |= NVT_PP_FIRST;
 }
 
-/* The counter check for a checking sink: the one asked for, else the header's; none for the
- * test pattern (checked beat by beat). */
-static int counter_spec(const struct nvt_play_opts *o, struct nvt_play_result *res)
-{
-	bool asked = o->check && o->check[0];
-	const char *spec = asked ? o->check : res->rec.check;
-
-	if (!spec[0] || (!asked && res->rec.source_kind == NVT_SRC_TPG))
-		return 0;
-	if (res->rec.source_kind == NVT_SRC_TPG) {
-		nvt_err_param(&res->err, "the recording holds the test pattern, which is checked "
-					 "beat by beat: a counter check is for other data");
-		return -EINVAL;
-	}
-	if (asked && nvt_counter_parse(spec, &res->counter, &res->err))
-		return -EINVAL;
-	if (!asked && nvt_counter_parse(spec, &res->counter, &res->err)) {
-		/* damaged, or written by a newer nvtape: played all the same, unchecked */
-		nvt_err_clear(&res->err);
-		if (o->notice)
-			o->notice("the header names a counter check this nvtape does not know (a "
-				  "damaged header, or a newer writer): the data's counter is not "
-				  "checked; give one with --check",
-				  o->arg);
-		return 0;
-	}
-	res->counter_checked = true;
-	return 0;
-}
-
 static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 		     struct nvt_play_result *res)
 {
@@ -204,9 +175,9 @@ int nvt_play(const struct nvt_play_opts *given, struct nvt_play_result *res)
 	if (rc)
 		return rc;
 	res->rec = *nvt_player_recording(f.pl);
-	rc = counter_spec(o, res);
-	if (!rc)
-		rc = open_sink(o, &f, res);
+	rc = nvt_counter_pick(o->check, &res->rec, o->notice, o->arg, &res->counter, &res->err);
+	res->counter_checked = rc > 0;
+	rc = rc < 0 ? rc : open_sink(o, &f, res);
 	if (!rc)
 		rc = nvt_sink_frame_start(&f, &res->err);
 	if (!rc) {

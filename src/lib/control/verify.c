@@ -10,6 +10,7 @@
 
 #include "nvtape/verify.h"
 #include "storage/layout_io.h"
+#include "control/counter_pick.h"
 #include "control/scan.h"
 #include "util/mul.h"
 #include "util/sysutil.h"
@@ -94,43 +95,13 @@ static void pattern_hint(const struct nvt_verify_opts *o, const struct nvt_layou
 	}
 }
 
-/* The counter check to run: the one asked for, else the header's; none for the test pattern. */
-static int counter_spec(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
-{
-	const struct nvt_recording *rec = &res->rec;
-	bool asked = o->check && o->check[0];
-
-	if (!asked && !rec->check[0])
-		return 0;
-	if (rec->source_kind == NVT_SRC_TPG) {
-		if (!asked)
-			return 0;
-		nvt_err_param(&res->err, "the recording holds the test pattern, which is checked "
-					 "beat by beat: a counter check is for other data");
-		return -EINVAL;
-	}
-	if (asked && nvt_counter_parse(o->check, &res->counter, &res->err))
-		return -1;
-	if (!asked && nvt_counter_parse(rec->check, &res->counter, &res->err)) {
-		/* damaged, or written by a newer nvtape: the rest is checked all the same */
-		nvt_err_clear(&res->err);
-		if (o->notice)
-			o->notice("the header names a counter check this nvtape does not know (a "
-				  "damaged header, or a newer writer): the data's counter was not "
-				  "checked; give one with --check",
-				  o->arg);
-		return 0;
-	}
-	res->counter_checked = true;
-	return 0;
-}
-
 int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 {
 	struct vstate v = {.o = o, .res = res};
 	struct nvt_recording *rec = &res->rec;
 	uint64_t t0 = nvt_mono_ns(), c0 = nvt_thread_cpu_ns();
 	struct nvt_layout L;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	nvt_layout_resolve(&o->layout, o->path, &L);
@@ -148,8 +119,10 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	if (rec->valid_bytes % rec->beat_bytes)
 		res->problems |= NVT_VP_TAIL;
 
-	if (counter_spec(o, res))
+	rc = nvt_counter_pick(o->check, rec, o->notice, o->arg, &res->counter, &res->err);
+	if (rc < 0)
 		goto fail;
+	res->counter_checked = rc > 0;
 	res->pattern_checked = rec->source_kind == NVT_SRC_TPG;
 	v.gap_unit = res->counter_checked ? res->counter.stride : rec->beat_bytes;
 	if ((res->pattern_checked || res->counter_checked) && rec->valid_bytes) {
