@@ -30,6 +30,20 @@ static void efd_drain(int fd)
 	(void)rc;
 }
 
+/* Every hugepage of the mapping present. MAP_POPULATE is best effort: a hugepage the pool
+ * cannot give after all (its reservation count gone wrong, seen on Linux 6.18 with
+ * HugePages_Rsvd wrapped below zero) would fail the first I/O into it with EFAULT, or the
+ * process with SIGBUS on a store. */
+static bool populated(void *mem, size_t len)
+{
+	unsigned char v;
+
+	for (size_t off = 0; off < len; off += NVT_HUGEPAGE)
+		if (mincore((uint8_t *)mem + off, 4096, &v) || !(v & 1))
+			return false;
+	return true;
+}
+
 int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct nvt_err *err)
 {
 	size_t len, pages;
@@ -50,6 +64,11 @@ int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct
 	r->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB | MAP_POPULATE, -1,
 		      0);
+	bool short_pool = r->mem != MAP_FAILED && !populated(r->mem, len);
+	if (short_pool) {
+		munmap(r->mem, len); /* the pool promised pages it could not give */
+		r->mem = MAP_FAILED;
+	}
 	if (r->mem != MAP_FAILED) {
 		r->hugetlb = true;
 	} else {
@@ -66,11 +85,18 @@ int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct
 		madvise(r->mem, len, MADV_HUGEPAGE);
 		r->locked = mlock(r->mem, len) == 0;
 		memset(r->mem, 0, len); /* pre-fault: no page faults while recording */
-		snprintf(r->notice, sizeof(r->notice),
-			 "ring uses ordinary %smemory: need %zu free 2 MiB hugepages, %llu free: "
-			 "echo %zu > /proc/sys/vm/nr_hugepages",
-			 r->locked ? "locked " : "unlocked ", pages, (unsigned long long)free_pages,
-			 pages + (size_t)free_pages);
+		if (short_pool)
+			snprintf(r->notice, sizeof(r->notice),
+				 "ring uses ordinary %smemory: the hugepage pool granted %zu "
+				 "hugepages but could not fill them (its reservation count is "
+				 "wrong: HugePages_Rsvd in /proc/meminfo wrapped below zero?)",
+				 r->locked ? "locked " : "unlocked ", pages);
+		else
+			snprintf(r->notice, sizeof(r->notice),
+				 "ring uses ordinary %smemory: need %zu free 2 MiB hugepages, %llu "
+				 "free: echo %zu > /proc/sys/vm/nr_hugepages",
+				 r->locked ? "locked " : "unlocked ", pages,
+				 (unsigned long long)free_pages, pages + (size_t)free_pages);
 	}
 	r->map_bytes = len;
 	r->chunk_bytes = chunk_bytes;
