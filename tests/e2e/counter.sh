@@ -124,8 +124,6 @@ def lost(n):
     with open(counter + ".new", "w") as f:
         f.write(str(n))
     os.replace(counter + ".new", counter)
-with open(counter, "w") as f:
-    f.write("0")
 fd = os.open(fifo, os.O_WRONLY)
 def frames(a, b):
     data = b"".join(struct.pack("<I", i) + bytes(4092) for i in range(a, b))
@@ -145,6 +143,7 @@ os.close(fd)
 PY
 for mode in counted silent; do
 	rm -f "$T/f" && mkfifo "$T/f"
+	echo 0 >"$T/loss" # the base: there before the recording starts
 	timeout 60 python3 "$T/frames.py" "$T/f" "$T/loss" $mode &
 	prod=$!
 	sleep 0.2
