@@ -77,6 +77,8 @@ int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsi
 /* --engine: file or nvme (and null for a writer) */
 bool cli_engine_ok(const char *val, bool writer);
 int cli_engine(const char *val, bool writer, const char **out);
+/* what a recording's drops count: "bytes" (1-byte units) or "beats" */
+const char *cli_units(const struct nvt_recording *rec);
 /* --check: a counter check (docs/checks.md) the library will accept */
 int cli_check(const char *val, const char **out);
 /* --qd for the nvme engine: commands in flight per drive, default 32, at most 63 */

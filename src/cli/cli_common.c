@@ -195,6 +195,11 @@ int cli_engine(const char *val, bool writer, const char **out)
 			       writer ? "" : " (reading needs one that stores data)");
 }
 
+const char *cli_units(const struct nvt_recording *rec)
+{
+	return rec->beat_bytes == 1 ? "bytes" : "beats";
+}
+
 int cli_check(const char *val, const char **out)
 {
 	struct nvt_counter_spec spec;
@@ -480,8 +485,8 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 	if (!r->complete && r->format == NVT_FMT_NVTAPE)
 		fprintf(f, "  checkpoint      %llu bytes durable after %u checkpoints\n",
 			(unsigned long long)r->durable_bytes, r->checkpoints);
-	fprintf(f, "  drops           %llu beats in %llu events\n",
-		(unsigned long long)r->drop_count, (unsigned long long)r->drop_events);
+	fprintf(f, "  drops           %llu %s in %llu events\n", (unsigned long long)r->drop_count,
+		cli_units(r), (unsigned long long)r->drop_events);
 	fprintf(f, "  first seq       %llu\n", (unsigned long long)r->first_seq);
 	if (r->chunk_bytes)
 		fprintf(f, "  ring            %u x %u bytes\n", r->chunk_count, r->chunk_bytes);

@@ -140,11 +140,6 @@ static double per_gb(uint64_t cpu_ns, uint64_t bytes)
 }
 
 /* what drops count: beats of the test pattern, bytes of a byte stream */
-static const char *units_of(const struct nvt_recording *rec)
-{
-	return rec->beat_bytes == 1 ? "bytes" : "beats";
-}
-
 static void summary(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc)
 {
 	uint64_t b = r->rec.data_bytes;
@@ -156,7 +151,7 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	printf("nvtape record: drops %llu %s in %llu events; ring high-water %llu of %llu "
 	       "chunks; max writes in flight %u; %u checkpoints (latency median %.1f ms, "
 	       "99th %.1f ms, max %.1f ms)\n",
-	       (unsigned long long)r->rec.drop_count, units_of(&r->rec),
+	       (unsigned long long)r->rec.drop_count, cli_units(&r->rec),
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->st.ring_hwm,
 	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
 	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6);
@@ -429,7 +424,7 @@ static void report(const struct nvt_record_opts *o, const struct nvt_record_resu
 			"the "
 			"recording is not valid (storage slower than %s?)\n",
 			(unsigned long long)(r->rec.drop_count - r->lost_unwritten),
-			units_of(&r->rec),
+			cli_units(&r->rec),
 			r->rec.source_kind == NVT_SRC_DEV ? "the device" : "--rate");
 	if (r->lost_unwritten)
 		fprintf(stderr,

@@ -61,9 +61,9 @@ static void problems(const struct nvt_verify_result *r)
 		       "stall); "
 		       "what it holds is checked above\n");
 	if (p & NVT_VP_DROPS)
-		printf("PROBLEM: the recorder dropped %" PRIu64 " beats in %" PRIu64
+		printf("PROBLEM: the recorder dropped %" PRIu64 " %s in %" PRIu64
 		       " events: not a valid recording\n",
-		       rec->drop_count, rec->drop_events);
+		       rec->drop_count, cli_units(rec), rec->drop_events);
 	if (p & NVT_VP_CORRUPT)
 		printf("PROBLEM: %" PRIu64 " corrupt %s\n", r->chk.corrupt,
 		       r->counter_checked ? "records (counter at or above its wrap)" : "beats");
