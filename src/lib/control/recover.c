@@ -2,8 +2,8 @@
 /* Recovery of a recording whose writer died. The valid length is the last checkpoint's durable
  * length; for the test pattern, blocks that continue the pattern beyond it are kept too (across
  * the forward jumps a drop leaves at a chunk boundary), and the drop index is rebuilt from the
- * gaps. FPGA Drive Recorder files (no checkpoints) keep
- * everything up to the last non-zero 4 KiB block. */
+ * gaps. FPGA Drive Recorder files (no checkpoints) keep everything up to the last non-zero 4 KiB
+ * block. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
