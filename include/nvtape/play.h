@@ -62,7 +62,8 @@ enum nvt_play_problem {
 	NVT_PP_GAPS = 1u << 2,      /* gap beats != the recording's drop count */
 	NVT_PP_FIRST = 1u << 3,     /* first beat != header first_seq */
 	NVT_PP_BACKWARD = 1u << 4,
-	NVT_PP_LATE = 1u << 5, /* stdout: the reader held the stream back */
+	NVT_PP_LATE = 1u << 5,       /* stdout: the reader held the stream back */
+	NVT_PP_INCOMPLETE = 1u << 6, /* not finalized: only its last checkpoint was played */
 };
 
 struct nvt_play_result {

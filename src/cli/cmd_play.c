@@ -39,7 +39,8 @@ static const char play_help[] =
 	"never hidden; the sink keeps its schedule. A stdout reader slower than --rate shows up\n"
 	"as late events.\n\n"
 	"Exit codes: 0 complete and clean; 2 complete with a problem (corrupt beats, underflows,\n"
-	"            gap beats != the recording's drop count, wrong first beat, late reader);\n"
+	"            gap beats != the recording's drop count, wrong first beat, late reader,\n"
+	"            a recording not finalized);\n"
 	"            1 runtime error or incomplete playback (read error, stall, Ctrl-C);\n"
 	"            64 usage error.\n";
 
@@ -152,6 +153,11 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 			r->chk.first_seen, r->rec.first_seq);
 	if (r->problems & NVT_PP_BACKWARD)
 		fprintf(f, "PROBLEM: %" PRIu64 " backward jumps\n", r->chk.backward);
+	if (r->problems & NVT_PP_INCOMPLETE)
+		fprintf(f,
+			"PROBLEM: recording not finalized (writer died?): the %" PRIu64
+			" bytes its last checkpoint vouched for were played; run nvtape recover\n",
+			r->rec.valid_bytes);
 	if (r->problems & NVT_PP_LATE)
 		fprintf(f,
 			"PROBLEM: the reader of the output held the stream back %" PRIu64
@@ -176,8 +182,8 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 static void play_json(const struct nvt_play_opts *o, const struct nvt_play_result *r, int rc,
 		      FILE *f)
 {
-	static const char *const names[] = {"corrupt",   "underflow", "gaps",
-					    "first_seq", "backward",  "late"};
+	static const char *const names[] = {"corrupt",  "underflow", "gaps",      "first_seq",
+					    "backward", "late",      "incomplete"};
 	const struct nvt_play_stats *st = &r->st;
 	struct json j;
 

@@ -51,17 +51,20 @@ grep -q -- "--sink stdout or --sink null" "$T/err" || fail "refusal message"
 expect_rc 0 "$NVT" play --sink null "$T/b.nvt"
 ok "a byte-stream recording: the checker refuses it and points at --sink stdout|null"
 
-# an incomplete recording plays its checkpointed length
+# an incomplete recording plays its checkpointed length, and says it is not finalized (exit 2,
+# as verify)
 "$NVT" record -q --rate 100MB --size 2G "$T/k.nvt" >/dev/null 2>&1 &
 pid=$!
-sleep 2.3
+wait_header "$T/k.nvt" 3
 kill -9 $pid
 wait $pid 2>/dev/null
 durable=$(hdr durable_bytes "$T/k.nvt")
-expect_rc 0 "$NVT" play "$T/k.nvt"
+expect_rc 2 "$NVT" play "$T/k.nvt"
 grep -q "is incomplete" "$T/err" || fail "no note about the incomplete file"
+grep -q "PROBLEM: recording not finalized" "$T/out" || fail "no problem line for the incomplete file"
 [ "$(field bytes)" = "$durable" ] && [ "$(field corrupt)" = 0 ] || fail "incomplete playback"
-ok "an incomplete recording plays the $durable bytes its checkpoint vouches for, with a note"
+expect_rc 2 "$NVT" verify -q "$T/k.nvt"
+ok "an incomplete recording plays the $durable bytes its checkpoint vouches for, exit 2 as verify"
 
 # Ctrl-C: stops cleanly with the counters so far, exit 1
 "$NVT" play --rate 50MB "$a" >"$T/out" 2>"$T/err" &

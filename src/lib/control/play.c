@@ -86,6 +86,8 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 		res->problems |= NVT_PP_UNDERFLOW;
 	if (res->st.late_events)
 		res->problems |= NVT_PP_LATE;
+	if (!res->rec.complete)
+		res->problems |= NVT_PP_INCOMPLETE;
 	if (!f->ops->checker)
 		return;
 	res->checked = true;
