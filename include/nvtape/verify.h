@@ -5,6 +5,7 @@
 #ifndef NVTAPE_VERIFY_H
 #define NVTAPE_VERIFY_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -45,6 +46,8 @@ struct nvt_verify_opts {
 	/* a counter check (nvtape/counter.h) for data that is not the test pattern, instead of the
 	 * one the recording's header names; NULL or "": the header's, if any */
 	const char *check;
+	/* non-zero: stop reading, -EINTR (as nvt_record_opts.interrupt; NULL: not stopped) */
+	const volatile sig_atomic_t *interrupt;
 };
 
 struct nvt_verify_result {

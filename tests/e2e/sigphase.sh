@@ -81,4 +81,24 @@ stop_at "$MNT/d.nvt" "1.5:INT" "0.3:INT" "0.3:TERM" -- --rate 120MB --size 1G
 [ $rc = 0 ] || [ $rc = 2 ] || { cat "$T/out" "$T/err"; fail "drain: exit $rc"; }
 finalized "$MNT/d.nvt" "signals during the drain"
 ok "three signals during a throttled drain: exit $rc, $(field bytes <"$T/out") bytes, drops $(field drops <"$T/out"), finalized and verified"
+# speedtest's read-back stops at a signal too, reads limited to 20 MiB/s so that it is mid-way
+echo "$(lsblk -dno MAJ:MIN "$DEV" | tr -d ' ') 20971520" >"$CG/blkio.throttle.read_bps_device"
+sync && echo 3 >/proc/sys/vm/drop_caches
+t0=$(date +%s%N)
+"${RUN[@]}" "$NVT" speedtest --read --chunk 1M "$MNT/d.nvt" >"$T/out" 2>"$T/err" &
+pid=$!
+for i in $(seq 5000); do
+	mask=$(sed -n 's/^SigCgt:\s*//p' /proc/$pid/status 2>/dev/null)
+	[ -n "$mask" ] && [ $((0x$mask & 0x2)) = 2 ] && break
+	sleep 0.001
+done
+sleep 0.5
+kill -INT $pid
+wait $pid
+rc=$?
+secs=$((($(date +%s%N) - t0) / 1000000000))
+[ $rc = 1 ] && grep -q "interrupted after" "$T/out" "$T/err" ||
+	{ cat "$T/out" "$T/err"; fail "speedtest read-back: exit $rc, not interrupted"; }
+[ $secs -lt 20 ] || fail "speedtest read-back took $secs s after a signal"
+ok "SIGINT during speedtest's read-back: exit 1, stopped mid-way"
 echo "sigphase: all passed"

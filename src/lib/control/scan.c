@@ -135,6 +135,12 @@ static int scan_loop(struct scanner *s, struct nvt_err *err)
 		}
 		if (!rc)
 			stop = deliver(s);
+		if (!rc && !stop && nvt_interrupted(s->o->interrupt)) {
+			nvt_err_set(err, EINTR, "interrupted after %llu of %llu bytes",
+				    (unsigned long long)s->st->bytes,
+				    (unsigned long long)s->o->len);
+			rc = -EINTR;
+		}
 	}
 	return rc;
 }

@@ -4,6 +4,7 @@
 #ifndef NVT_SCAN_H
 #define NVT_SCAN_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "nvtape/nvtape.h"
@@ -22,6 +23,7 @@ struct nvt_scan_opts {
 	void (*notice)(const char *msg, void *arg);
 	void *arg;      /* for on_chunk */
 	void *user_arg; /* for progress and notice (the caller's caller's) */
+	const volatile sig_atomic_t *interrupt; /* non-zero: stop with -EINTR (NULL: none) */
 };
 
 struct nvt_scan_stats {

@@ -137,7 +137,8 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 					   .progress = o->progress,
 					   .notice = o->notice,
 					   .user_arg = o->arg,
-					   .arg = &v};
+					   .arg = &v,
+					   .interrupt = o->interrupt};
 		struct nvt_scan_stats ss;
 		res->chk.on_event = v.cc.counts.on_event = on_check;
 		res->chk.arg = v.cc.counts.arg = &v;

@@ -178,6 +178,7 @@ static void *read_thread(void *arg)
 	vo.progress = on_read_progress;
 	vo.on_event = on_event;
 	vo.notice = notice;
+	vo.interrupt = w->o->interrupt;
 	vo.arg = w;
 	nvt_series_add(&w->t->rseries, &(struct nvt_sample){0});
 	w->t0 = nvt_mono_ns();
@@ -263,6 +264,7 @@ int nvt_speedtest(const struct nvt_speedtest_opts *o, struct nvt_speedtest_resul
 	if (o->read && !count_failed(res) && !res->interrupted) {
 		run_phase(w, o->ntargets, read_thread);
 		nvt_speed_aggregate(res->t, res->n, false, &res->agg_read_mbps, &res->agg_read_s);
+		res->interrupted = nvt_interrupted(o->interrupt);
 	}
 	res->failed = count_failed(res);
 	for (unsigned i = 0; i < res->n; i++)
