@@ -29,4 +29,24 @@ expect_rc 2 "$NVT" verify "$f"
 [ "$(field complete)" = 1 ] && [ "$(field corrupt)" = 0 ] && [ "$(field gaps)" = 0 ] || fail "header after a stall"
 [ "$(field bytes)" = "$kept" ] && [ "$(field drops_match)" = 1 ] || fail "accounting after a stall"
 ok "drive stops after 1.5 s: exit 1 by the watchdog, header finalized, the $kept bytes written before are kept and clean"
+
+# a stripe whose second member stops: the message names that member
+make_loop 256M none
+d1=$DEV
+make_loop 256M none
+d2=$DEV
+make_cgroup 104857600 "$d2"
+in_cgroup "$CG" "$NVT" record -q --rate 20MB --duration 30 --chunk 1M --chunks 4 --qd 2 --timeout 1.5 "$d1" "$d2" >"$T/out" 2>"$T/err" &
+pid=$!
+sleep 1.5
+set_limit "$CG" 4096 "$d2"
+sleep 6
+set_limit "$CG" 0 "$d2"
+wait $pid
+rc=$?
+[ $rc = 1 ] && grep -q "storage completed no write for 1.5 s" "$T/err" ||
+	{ cat "$T/out" "$T/err"; fail "stripe stall: exit $rc"; }
+grep -q "waiting on member 2, $d2: [0-9]* I/Os outstanding" "$T/err" || { cat "$T/err"; fail "the stalled member is not named"; }
+grep -q "waiting on .*member 1," "$T/err" && { cat "$T/err"; fail "the member that answered is named"; }
+ok "a stripe's second member stops: the watchdog names it ($(grep -o 'member 2, [^:]*: [0-9]* I/Os outstanding' "$T/err"))"
 echo "stall: all passed"

@@ -142,11 +142,14 @@ static void read_loop(struct nvt_player *p)
 				t_progress = p->t_read_end = now;
 		publish_in_order(p);
 		atomic_store(&p->inflight_seen, p->eng.inflight);
-		if (p->eng.inflight && now - t_progress > p->o.timeout_ns)
+		if (p->eng.inflight && now - t_progress > p->o.timeout_ns) {
+			char who[256];
+			nvt_engine_stuck(&p->eng, who, sizeof(who));
 			fail(p, ETIMEDOUT,
 			     "playback stalled: no read completed for %.1f s (%u reads in flight; "
-			     "drive hung?)",
-			     p->o.timeout_ns / 1e9, p->eng.inflight);
+			     "drive hung?)%s",
+			     p->o.timeout_ns / 1e9, p->eng.inflight, who);
+		}
 		if (!p->eng.inflight)
 			t_progress = now;
 	}

@@ -273,10 +273,12 @@ static void watchdog(struct nvt_recorder *r, struct loop_time *lt)
 	if (atomic_load(&r->failed)) {
 		/* nothing */
 	} else if (!idle && lt->now - lt->t_retired > timeout) {
+		char who[256];
+		nvt_engine_stuck(&r->eng, who, sizeof(who));
 		nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,
 			     "recording stalled: storage completed no write for %.1f s (%u writes "
-			     "in flight; drive hung or far slower than expected?)",
-			     timeout / 1e9, r->eng.inflight);
+			     "in flight; drive hung or far slower than expected?)%s",
+			     timeout / 1e9, r->eng.inflight, who);
 	} else if (idle && r->pump.queued == nvt_ring_published(&r->ring) &&
 		   !atomic_load(&r->stopping) && lt->now - lt->t_produced > timeout) {
 		nvt_rec_fail(r, NVT_STOP_STALL, ETIMEDOUT,

@@ -70,10 +70,13 @@ static int open_io(struct scanner *s, struct nvt_err *err)
 
 static int stalled(struct scanner *s, struct nvt_err *err)
 {
+	char who[256];
+
+	nvt_engine_stuck(&s->eng, who, sizeof(who));
 	nvt_err_set(err, ETIMEDOUT,
 		    "reading stalled: no read of %s completed for %.0f s (%u in flight; drive "
-		    "hung?)",
-		    s->o->layout->path[0], NVT_SCAN_STALL_NS / 1e9, s->eng.inflight);
+		    "hung?)%s",
+		    s->o->layout->path[0], NVT_SCAN_STALL_NS / 1e9, s->eng.inflight, who);
 	if (s->eng.fault[0])
 		nvt_err_set(err, ETIMEDOUT, "reading failed on %s", s->eng.fault);
 	return -ETIMEDOUT;

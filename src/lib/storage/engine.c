@@ -164,3 +164,12 @@ void nvt_err_open(struct nvt_err *err, int rc, const char *path, bool blockdev, 
 		nvt_err_set(err, rc, "cannot open %s%s%s: %s", path, write ? " for writing" : "",
 			    how, strerror(rc));
 }
+
+void nvt_engine_stuck(struct nvt_engine *e, char *buf, size_t cap)
+{
+	char who[224] = "";
+
+	if (e->ops && e->ops->stuck)
+		e->ops->stuck(e, who, sizeof(who));
+	snprintf(buf, cap, "%s%s", who[0] ? "; waiting on " : "", who);
+}

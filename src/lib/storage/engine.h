@@ -80,6 +80,9 @@ struct nvt_engine_ops {
 	int (*write_sync)(struct nvt_engine *e, const void *buf, uint64_t len, uint64_t offset,
 			  struct nvt_err *err);
 	void (*close)(struct nvt_engine *e);
+	/* optional, several members: which of them hold the I/Os still outstanding, for a stall's
+	 * message ("member 2, /dev/sdb: 3 I/Os outstanding"); "" when it cannot tell */
+	void (*stuck)(struct nvt_engine *e, char *buf, size_t cap);
 };
 
 struct nvt_engine {
@@ -121,5 +124,8 @@ int nvt_lock_output(int fd, const char *path, struct nvt_err *err);
 int nvt_engine_open(struct nvt_engine *e, const char *name, const struct nvt_engine_params *p,
 		    struct nvt_err *err);
 void nvt_engine_close(struct nvt_engine *e);
+/* For a stall's message: "; waiting on member 2, /dev/sdb: 3 I/Os outstanding", or "" when the
+ * engine cannot tell which member holds the I/Os. */
+void nvt_engine_stuck(struct nvt_engine *e, char *buf, size_t cap);
 
 #endif

@@ -28,6 +28,7 @@ struct stripe_priv {
 	bool blockdev;
 	unsigned qd;
 	struct nvt_split split;
+	unsigned busy[NVT_MAX_MEMBERS]; /* pieces submitted to each member, not yet completed */
 };
 
 static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, struct nvt_err *err)
@@ -121,6 +122,7 @@ static int stripe_queue(struct nvt_engine *e, const struct nvt_io *io)
 		nvt_uring_prep_rw(&sp->u, sqe, io, (int)m, buf, k, moff,
 				  ((uint64_t)pi << 32) | (m << 16) | 1u);
 		sp->split.par[pi].pending++;
+		sp->busy[m]++;
 		buf += k;
 		off += k;
 		len -= k;
@@ -142,6 +144,7 @@ static int stripe_queue_sync(struct nvt_engine *e, uint64_t tag)
 			return -EBUSY;
 		nvt_uring_prep_sync(sqe, (int)m, ((uint64_t)pi << 32) | (m << 16) | 1u);
 		sp->split.par[pi].pending++;
+		sp->busy[m]++;
 	}
 	e->inflight++;
 	return 0;
@@ -177,6 +180,8 @@ static int stripe_reap(struct nvt_engine *e, struct nvt_io_done *out, unsigned m
 		}
 		if (cqe->res < 0 && !e->fault[0])
 			snprintf(e->fault, sizeof(e->fault), "member %u, %s", m + 1, sp->l.path[m]);
+		if (m < NVT_MAX_MEMBERS && sp->busy[m])
+			sp->busy[m]--;
 		if (nvt_split_piece_done(&sp->split, (unsigned)(ud >> 32), cqe->res))
 			e->inflight--;
 	}
@@ -264,6 +269,22 @@ static void stripe_close(struct nvt_engine *e)
 	e->priv = NULL;
 }
 
+/* The members with pieces outstanding: the stalled ones, when the others have answered. */
+static void stripe_stuck(struct nvt_engine *e, char *buf, size_t cap)
+{
+	struct stripe_priv *sp = e->priv;
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (unsigned m = 0; m < sp->l.n && n < cap; m++) {
+		if (!sp->busy[m])
+			continue;
+		int k = snprintf(buf + n, cap - n, "%smember %u, %s: %u I/Os outstanding",
+				 n ? "; " : "", m + 1, sp->l.path[m], sp->busy[m]);
+		n = k < 0 ? cap : n + (size_t)k;
+	}
+}
+
 const struct nvt_engine_ops nvt_engine_stripe = {
 	.name = "stripe",
 	.help = "io_uring O_DIRECT over several members in the md RAID0 layout, one queue each",
@@ -278,4 +299,5 @@ const struct nvt_engine_ops nvt_engine_stripe = {
 	.sync_now = stripe_sync_now,
 	.write_sync = stripe_write_sync,
 	.close = stripe_close,
+	.stuck = stripe_stuck,
 };
