@@ -86,9 +86,10 @@ static int read_failed(struct scanner *s, const struct nvt_io_done *d, uint64_t 
 		       struct nvt_err *err)
 {
 	nvt_err_set(err, d->res < 0 ? (int)-d->res : EIO,
-		    "read of %llu bytes at offset %llu%s%s: %s", (unsigned long long)need,
+		    "read of %llu bytes at offset %llu %s%s: %s", (unsigned long long)need,
 		    (unsigned long long)(s->o->offset + k * s->o->chunk_bytes),
-		    s->eng.fault[0] ? " failed on " : "", s->eng.fault,
+		    s->eng.fault[0] ? "failed on " : "of ",
+		    s->eng.fault[0] ? s->eng.fault : s->o->layout->path[0],
 		    d->res < 0 ? strerror((int)-d->res)
 			       : "short read (file shorter than its header says)");
 	return -EIO;

@@ -116,7 +116,7 @@ write_errors() { # MAPNAME DEV WHO TARGETS...
 }
 
 # --- reads that error (bad blocks): verify and play stop there and say where and why ---
-read_errors() { # MAPNAME DEV WHO TARGETS...
+read_errors() { # MAPNAME DEV WHO TARGETS... (WHO: what the read error names)
 	m=$1 d=$2 who=$3
 	shift 3
 	dm_set $m "$(lin $d)"
@@ -216,7 +216,7 @@ stays_slow() { # MAPNAME DEV TARGETS...
 
 # --- a single mapped drive ---
 F=/dev/mapper/ft
-check faults-single-read-errors read_errors ft $D0 "" $F
+check faults-single-read-errors read_errors ft $D0 "of $F" $F
 check faults-single-write-errors write_errors ft $D0 "" $F
 check faults-single-drop-data-writes drop_writes ft $D0 "0 8 linear $D0 0\n8 $((S - 8)) flakey $D0 8 0 3600 1 drop_writes" $F
 check faults-single-drop-all-writes drop_writes ft $D0 "$(flakey $D0 drop_writes)" $F
