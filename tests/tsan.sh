@@ -3,10 +3,11 @@
 # ThreadSanitizer over the threaded paths: the library, the CLI and the examples built with
 # -fsanitize=thread, then the ring and push-API unit tests, the end-to-end tests of recording
 # with drops (and verify), playback with underflows, Ctrl-C and SIGTERM, the storage and the
-# input watchdogs, the examples' push and pull APIs, the stdin source and recover (the e2e
-# scripts themselves, which meson points at this build's nvtape), and small bench and
-# two-target speedtest runs with a Ctrl-C of bench and play. Any ThreadSanitizer report fails
-# it, whether or not the test around it noticed. Root runs the loop-device tests (else skipped).
+# input watchdogs, the examples' push and pull APIs, the stdin and dev sources, counter checks
+# and recover (the e2e scripts themselves, which meson points at this build's nvtape), and small
+# bench and two-target speedtest runs with a Ctrl-C of bench and play. Any ThreadSanitizer report
+# fails it, whether or not the test around it noticed. Root runs the loop-device tests (else
+# skipped).
 # NVT_TSAN_DIR: the build directory (default build-tsan).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,8 +84,8 @@ N=$top/$b/nvtape
 # instrumented build cannot hold (the other unit tests have no threads but cost nothing)
 step "unit tests (ring, push API)" env NVT_TEST_SKIP=test_tpg_rate_and_pacing \
 	meson test -C "$b" --suite unit --num-processes 1 --print-errorlogs
-step "e2e: drops, play_drives, signal, stall, stdin, api, crash" \
-	meson test -C "$b" --suite e2e drops play_drives signal stall stdin api crash \
+step "e2e: drops, play_drives, signal, stall, stdin, devsrc, counter, api, crash" \
+	meson test -C "$b" --suite e2e drops play_drives signal stall stdin devsrc counter api crash \
 	--num-processes 1 --print-errorlogs --timeout-multiplier 2
 # bench: a rate is found (0) or not even the lowest passed (2: the instrumented checker is
 # slow); both ran every thread to its end
