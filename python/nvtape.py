@@ -1,0 +1,690 @@
+# SPDX-License-Identifier: MIT
+"""Read nvtape recordings in pure Python (standard library + numpy).
+
+The on-disk format is docs/file-format.md: a 4096-byte header block (version 2: two 2048-byte
+slots, each with a CRC32C and a generation; version 1: one copy), the data from byte 4096, the
+drop index after the data; FPGA Drive Recorder v1 files (fdrec); recordings striped over
+several members in the md RAID0 layout.
+
+    import nvtape
+    rec = nvtape.Recording("run1.nvt")              # or ["m0.nvt", "m1.nvt"] for a stripe
+    rec.header["data_bytes"], rec.complete, rec.valid_bytes, rec.header_torn
+    beats = rec.data(dtype="<u8").reshape(-1, 2)    # single file: numpy memmap of valid data
+    chunk = rec.read(0, 1 << 20)                    # any recording, stripes too: bytes
+    rec.drop_events()                               # [DropEvent(data_offset, beats, time_ns)]
+
+Command line:
+    python3 -m nvtape info [--members] [--stripe B] [--member-offset B] FILE...
+    python3 nvtape.py check [--stripe B] [--member-offset B] FILE...
+info prints a short summary of every FILE (with --members, --stripe or --member-offset the
+FILEs are the members of one striped recording); check reads one recording (several FILEs: its
+striped members), checks the header, the index CRC and, for a test-pattern recording, every
+{seq, ~seq} beat and the gaps against the drop index, like `nvtape verify`.
+Exit codes: 0 clean, 2 data problem, 1 error, 64 usage.
+"""
+
+import collections
+import os
+import stat
+import struct
+import sys
+
+try:
+    import numpy as np
+except ImportError:  # header and index reading work without it; data() and check need it
+    np = None
+
+__all__ = ["Recording", "DropEvent", "crc32c", "main"]
+
+HEADER_SIZE = 4096
+SLOT = 2048
+MAGIC = b"NVTAPE\0\0"
+FDREC_MAGIC = b"FDREC\0\0\0"
+INDEX_MAGIC = b"NVTINDEX"
+FLAG_COMPLETE, FLAG_RECOVERED, FLAG_STOP_ERROR = 1, 2, 4
+SRC_TPG = 1
+SOURCE_NAMES = {1: "tpg", 2: "stdin", 3: "api", 4: "dev"}
+MAX_DRIVES = 16
+MAX_INDEX_BYTES = 1 << 32
+
+DropEvent = collections.namedtuple("DropEvent", "data_offset beats time_ns")
+
+
+def _crc_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc_table()
+
+
+def crc32c(data, crc=0):
+    """CRC32C (Castagnoli, as iSCSI/ext4; nvt_crc32c), table driven."""
+    t = _CRC_TABLE
+    crc ^= 0xFFFFFFFF
+    for b in bytes(data):
+        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def _str(raw):
+    """A NUL-padded char[] field as nvtape reads it (up to the first NUL)."""
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _u32(b, off):
+    return struct.unpack_from("<I", b, off)[0]
+
+
+def _u64(b, off):
+    return struct.unpack_from("<Q", b, off)[0]
+
+
+# struct nvt_header (include/nvtape/format.h): name, offset, struct format
+_NVT_FIELDS = [
+    ("version", 8, "I"), ("header_size", 12, "I"), ("beat_bytes", 16, "I"), ("flags", 20, "I"),
+    ("source_kind", 24, "I"), ("chunk_bytes", 28, "I"), ("chunk_count", 32, "I"),
+    ("checkpoints", 36, "I"), ("rate_bps", 40, "Q"), ("start_ns", 48, "Q"), ("stop_ns", 56, "Q"),
+    ("data_offset", 64, "Q"), ("data_bytes", 72, "Q"), ("durable_bytes", 80, "Q"),
+    ("drop_count", 88, "Q"), ("drop_events", 96, "Q"), ("first_seq", 104, "Q"),
+    ("index_offset", 112, "Q"), ("index_bytes", 120, "Q"), ("index_crc", 128, "I"),
+    ("members", 132, "I"), ("duration_ns", 136, "Q"), ("stripe_bytes", 240, "Q"),
+    ("member_offset", 248, "Q"), ("drive_count", 256, "I"), ("io_path", 260, "I"),
+    ("generation", 1560, "Q"),
+]
+
+
+def _valid_slot(s):
+    return (s[:8] == MAGIC and _u32(s, 8) == 2 and crc32c(s[:2044]) == _u32(s, 2044))
+
+
+def _decode_nvtape(blk):
+    """The header fields of an nvtape header block (version 2 or 1): (fields, torn)."""
+    s0, s1 = blk[:SLOT], blk[SLOT:HEADER_SIZE]
+    a, b = _valid_slot(s0), _valid_slot(s1)
+    torn = a != b
+    if a and b:
+        h = s1 if _u64(s1, 1560) > _u64(s0, 1560) else s0
+    elif a or b:
+        h = s0 if a else s1
+    elif _u32(s0, 8) == 1:
+        stored, computed = _u32(blk, 4092), crc32c(blk[:4092])
+        if stored != computed:
+            raise ValueError("header CRC mismatch (version 1: stored 0x%08x, computed 0x%08x): "
+                             "the header is damaged; nothing in it can be trusted"
+                             % (stored, computed))
+        h = blk  # the same fields at the same offsets; reserved zeros after
+    elif _u32(s0, 8) != 2 and _u32(s1, 8) != 2:
+        raise ValueError("unsupported nvtape header version %d: this reader knows versions 1 "
+                         "and 2" % _u32(s0, 8))
+    else:
+        raise ValueError("both copies of the header are damaged (CRC mismatch in the slots at 0 "
+                         "and 2048): nothing in them can be trusted")
+    f = {name: struct.unpack_from("<" + fmt, h, off)[0] for name, off, fmt in _NVT_FIELDS}
+    if f["header_size"] != HEADER_SIZE or f["data_offset"] != HEADER_SIZE or \
+            not 1 <= f["beat_bytes"] <= 4096:
+        raise ValueError("unsupported nvtape header (version %d, header %d bytes, data at %d, "
+                         "beat %d bytes): this reader knows 4096-byte headers, data at 4096, "
+                         "beats of 1 to 4096 bytes" % (f["version"], f["header_size"],
+                                                       f["data_offset"], f["beat_bytes"]))
+    if f["version"] == 1:
+        f["generation"] = 0
+    f["format"] = "nvtape"
+    f["hostname"] = _str(h[144:208])
+    f["writer"] = _str(h[208:240])
+    f["source_name"] = _str(h[1544:1560])
+    f["check"] = _str(h[1568:1616])
+    drives = []
+    for i in range(min(f["drive_count"], MAX_DRIVES)):
+        d = h[264 + 80 * i:264 + 80 * (i + 1)]
+        trim = lambda raw: _str(raw).rstrip(" ")
+        drives.append({"model": trim(d[0:40]), "serial": trim(d[40:60]),
+                       "firmware": trim(d[60:68]), "nsid": _u32(d, 68),
+                       "lba_bytes": _u32(d, 72), "max_cmd_kib": _u32(d, 76)})
+    f["drives"] = drives
+    return f, torn
+
+
+def _decode_fdrec(h):
+    version, size, beat, flags = struct.unpack_from("<IIII", h, 8)
+    if version != 1 or size != HEADER_SIZE or beat != 16:
+        raise ValueError("unsupported FPGA Drive Recorder header (version %d, size %d, beat %d; "
+                         "this reader knows version 1, 4096 bytes, 16-byte beats)"
+                         % (version, size, beat))
+    rate, start, stop, data, drops, first = struct.unpack_from("<6Q", h, 36)
+    f = {name: 0 for name, _, _ in _NVT_FIELDS}
+    f.update(format="fdrec", version=1, header_size=HEADER_SIZE, beat_bytes=16,
+             flags=FLAG_COMPLETE if flags & 2 else 0, source_kind=SRC_TPG if flags & 1 else 0,
+             rate_bps=rate, start_ns=start, stop_ns=stop, data_offset=HEADER_SIZE,
+             data_bytes=data, drop_count=drops, first_seq=first, writer=_str(h[84:116]),
+             hostname=_str(h[116:180]), source_name="", check="", drives=[])
+    return f, False
+
+
+def _share(size, m, n, stripe):
+    """Bytes of the logical range [0, size) that lie on member m (nvt_layout_share)."""
+    if n <= 1:
+        return size
+    row = stripe * n
+    full, rem = divmod(size, row)
+    start = m * stripe
+    part = min(rem - start, stripe) if rem > start else 0
+    return full * stripe + part
+
+
+class Recording:
+    """An nvtape (version 1 or 2) or FPGA Drive Recorder v1 recording, opened read-only.
+
+    path: a file or device, or a list of the members of a striped recording in order.
+    stripe, member_offset: the stripe's chunk size and where it starts on every member; by
+    default what the header (on member 0) says. A header that does not describe the files
+    given, or that claims bytes the files do not hold, raises ValueError.
+
+    Header fields are in .header, named as in `nvtape info --json`'s "header" object, and
+    readable as attributes (rec.data_bytes, rec.complete, rec.valid_bytes, rec.header_torn,
+    rec.check, ...), except drop_events, which is the method returning the events (the count
+    is rec.header["drop_events"]). .fields holds every raw header field (source_kind,
+    index_crc, members, stripe_bytes, member_offset too).
+    """
+
+    def __init__(self, path, stripe=None, member_offset=None):
+        if isinstance(path, (str, bytes, os.PathLike)):
+            paths = [os.fspath(path)]
+        else:
+            paths = [os.fspath(p) for p in path]
+        if not paths:
+            raise ValueError("no file given")
+        if len(paths) > 16:
+            raise ValueError("%d members: 1 to 16 are supported" % len(paths))
+        if member_offset is not None and (member_offset < 0 or member_offset % 4096):
+            raise ValueError("the member offset must be a multiple of 4 KiB")
+        if stripe is not None and len(paths) > 1 and \
+                (stripe < 4096 or stripe % 4096 or stripe > 1 << 30):
+            raise ValueError("the stripe chunk must be a multiple of 4 KiB from 4K to 1G")
+        self.paths = paths
+        self.name = "+".join(paths)
+        self._fds = []
+        try:
+            for p in paths:
+                self._fds.append(os.open(p, os.O_RDONLY | os.O_NONBLOCK))
+            self._open(stripe, member_offset)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- opening
+    def _member_size(self, m):
+        st = os.fstat(self._fds[m])
+        if stat.S_ISBLK(st.st_mode):
+            return os.lseek(self._fds[m], 0, os.SEEK_END), True
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("%s is neither a file nor a block device" % self.paths[m])
+        return st.st_size, False
+
+    def _open(self, stripe, member_offset):
+        n = len(self.paths)
+        off0 = member_offset or 0
+        size0, _ = self._member_size(0)
+        hl = max(0, min(HEADER_SIZE, size0 - off0))
+        blk = os.pread(self._fds[0], hl, off0) if hl else b""
+        if len(blk) < 8 or blk[:8] not in (MAGIC, FDREC_MAGIC):
+            raise ValueError("%s: not a recording: bad magic (expected \"NVTAPE\" or an FPGA "
+                             "Drive Recorder \"FDREC\" header at offset %d)" % (self.name, off0))
+        if len(blk) < HEADER_SIZE:
+            raise ValueError("%s: truncated header: %d of 4096 bytes (file cut short?)"
+                             % (self.name, len(blk)))
+        try:
+            f, torn = _decode_fdrec(blk) if blk[:8] == FDREC_MAGIC else _decode_nvtape(blk)
+        except ValueError as e:
+            raise ValueError("%s: %s" % (self.name, e)) from None
+        self.fields = f
+        self.format = f["format"]
+        self.complete = bool(f["flags"] & FLAG_COMPLETE)
+
+        # the layout: the members given against the stripe the header describes
+        if n > 1:
+            if f["members"] <= 1:
+                raise ValueError("%s: %s is a single-file recording, not a stripe: give it "
+                                 "alone" % (self.name, self.paths[0]))
+            self.stripe = f["stripe_bytes"] if stripe is None else stripe
+            self.member_offset = f["member_offset"] if member_offset is None else member_offset
+            if (f["members"], f["stripe_bytes"], f["member_offset"]) != \
+                    (n, self.stripe, self.member_offset) or \
+                    not 4096 <= self.stripe <= 1 << 30 or self.stripe % 4096:
+                raise ValueError(
+                    "%s: the recording is striped over %d members with %d KiB chunks, %d "
+                    "bytes into each (give them all, in order, with stripe=%d, "
+                    "member_offset=%d)" % (self.name, f["members"], f["stripe_bytes"] >> 10,
+                                           f["member_offset"], f["stripe_bytes"],
+                                           f["member_offset"]))
+        else:
+            self.stripe = 0
+            self.member_offset = off0
+        sizes, blockdev = [], False
+        for m in range(n):
+            s, bd = self._member_size(m)
+            blockdev |= bd
+            sizes.append(max(0, s - self.member_offset))
+        self._sizes = sizes
+        if n == 1:
+            file_bytes = sizes[0]
+        elif blockdev:
+            file_bytes = min(sizes) // self.stripe * self.stripe * n
+        else:
+            file_bytes = sum(sizes)
+        self.file_bytes = file_bytes
+        if n == 1 and f["members"] > 1:
+            # one member alone is too short for what its header describes; an md array or
+            # image holding the whole logical space is read as an ordinary recording
+            need = f["data_bytes"] if self.complete else f["durable_bytes"]
+            if file_bytes < HEADER_SIZE + need:
+                raise ValueError(
+                    "%s: the recording is striped over %d members with %d KiB chunks, %d bytes "
+                    "into each: give all the members (Recording([m0, m1, ...]))"
+                    % (self.name, f["members"], f["stripe_bytes"] >> 10, f["member_offset"]))
+        self._check_lengths(blockdev)
+        h = {
+            "format": f["format"], "version": f["version"], "beat_bytes": f["beat_bytes"],
+            "flags": f["flags"], "complete": self.complete,
+            "recovered": bool(f["flags"] & FLAG_RECOVERED),
+            "stop_error": bool(f["flags"] & FLAG_STOP_ERROR),
+            "source": SOURCE_NAMES.get(f["source_kind"], "unknown"),
+        }
+        for k in ("rate_bps", "start_ns", "stop_ns", "duration_ns", "data_offset", "data_bytes",
+                  "durable_bytes"):
+            h[k] = f[k]
+        h["valid_bytes"] = self.valid_bytes
+        for k in ("drop_count", "drop_events", "first_seq", "index_offset", "index_bytes",
+                  "chunk_bytes", "chunk_count", "checkpoints", "generation"):
+            h[k] = f[k]
+        h["header_torn"] = torn
+        h["file_bytes"] = file_bytes
+        for k in ("hostname", "writer", "source_name", "check"):
+            h[k] = f[k]
+        h["io_path"] = "nvme" if f["io_path"] == 1 else "block"
+        h["drives"] = f["drives"]
+        self.header = h
+        self.header_torn = torn
+
+    def _check_lengths(self, blockdev):
+        """valid_bytes derived, and every length the header gives checked against what the
+        files hold (nvt_recording_open)."""
+        f, size, name = self.fields, self.file_bytes, self.name
+        data_end = f["data_offset"] + f["data_bytes"]
+        if f["index_bytes"] and f["index_bytes"] > MAX_INDEX_BYTES:
+            raise ValueError("%s: index of %d bytes is implausible: the header is damaged"
+                             % (name, f["index_bytes"]))
+        if max(data_end, f["data_offset"] + f["durable_bytes"],
+               f["index_offset"] + f["index_bytes"]) >= 1 << 64:
+            raise ValueError("%s: the header's lengths overflow (data %d, durable %d, index %d at "
+                             "%d): the header is damaged" % (name, f["data_bytes"],
+                                                            f["durable_bytes"], f["index_bytes"],
+                                                            f["index_offset"]))
+        if self.complete:
+            end = data_end
+            if f["index_bytes"] and f["index_offset"] < end:
+                raise ValueError("%s: the header places the index (%d) inside the data (ends "
+                                 "%d): the header is damaged" % (name, f["index_offset"], end))
+            if f["index_bytes"]:
+                end = f["index_offset"] + f["index_bytes"]
+            n = len(self.paths)
+            for m in range(n):
+                want = _share(end, m, n, self.stripe)
+                have = self._sizes[m]
+                if have < want:
+                    raise ValueError("%s: %s holds %d bytes but the header says %d: the file was "
+                                     "truncated or copied incompletely, or the header is "
+                                     "damaged" % (name, self.paths[m], have + self.member_offset,
+                                                  want + self.member_offset))
+                if have > want and self.format == "nvtape" and not blockdev:
+                    raise ValueError("%s: %s holds %d bytes, the header accounts for %d: the "
+                                     "file was appended to or the header is stale"
+                                     % (name, self.paths[m], have + self.member_offset,
+                                        want + self.member_offset))
+            if f["durable_bytes"] > f["data_bytes"]:
+                raise ValueError("%s: complete recording of %d data bytes whose checkpoint "
+                                 "claims %d: the header is damaged"
+                                 % (name, f["data_bytes"], f["durable_bytes"]))
+            self.valid_bytes = f["data_bytes"]
+        elif self.format == "nvtape":
+            self.valid_bytes = f["durable_bytes"]
+            if size < f["data_offset"] + f["durable_bytes"]:
+                raise ValueError("%s: incomplete recording whose checkpoint (%d data bytes) lies "
+                                 "beyond the end of the file (%d bytes): the header is damaged"
+                                 % (name, f["durable_bytes"], size))
+            if f["index_bytes"] and (f["index_offset"] < f["data_offset"] + f["durable_bytes"]
+                                     or f["index_offset"] + f["index_bytes"] > size):
+                raise ValueError("%s: the header places the index (%d bytes at %d) outside the "
+                                 "file (%d bytes) or inside the data: the header is damaged"
+                                 % (name, f["index_bytes"], f["index_offset"], size))
+        else:
+            # fdrec never checkpoints: everything after the header is candidate data
+            v = max(0, size - HEADER_SIZE)
+            self.valid_bytes = v - v % 16
+
+    def __getattr__(self, key):
+        h = self.__dict__.get("header")
+        if h is not None and key in h:
+            return h[key]
+        raise AttributeError(key)
+
+    def close(self):
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<nvtape.Recording %s: %s v%d, %d valid bytes%s>" % (
+            self.name, self.format, self.header["version"], self.valid_bytes,
+            "" if self.complete else ", incomplete")
+
+    # ---- reading
+    def _pread(self, length, off):
+        """length bytes of the logical space (header at 0) from off, across the members."""
+        out = bytearray()
+        n = len(self.paths)
+        while length:
+            if n <= 1:
+                m, moff, run = 0, self.member_offset + off, length
+            else:
+                row, within = divmod(off, self.stripe * n)
+                m = within // self.stripe
+                moff = self.member_offset + row * self.stripe + within % self.stripe
+                run = self.stripe - within % self.stripe
+            k = min(run, length)
+            b = os.pread(self._fds[m], k, moff)
+            if len(b) != k:
+                raise ValueError("%s: %s ends at %d: %d bytes at %d cannot be read (the file "
+                                 "was truncated?)" % (self.name, self.paths[m],
+                                                      moff + len(b), k, moff))
+            out += b
+            off += k
+            length -= k
+        return bytes(out)
+
+    def read(self, offset=0, length=None):
+        """length bytes of the valid data from data offset offset (default: up to valid_bytes),
+        as bytes; works for every layout. Reading past valid_bytes raises ValueError."""
+        if length is None:
+            length = self.valid_bytes - offset
+        if offset < 0 or length < 0 or offset + length > self.valid_bytes:
+            raise ValueError("%s: read of %d bytes at %d is outside the valid data (%d bytes)"
+                             % (self.name, length, offset, self.valid_bytes))
+        return self._pread(length, HEADER_SIZE + offset)
+
+    def data(self, dtype="u1"):
+        """The valid data of a single-file recording as a read-only numpy memmap of dtype
+        (uint8 by default; "<u8" and .reshape(-1, 2) gives test-pattern beats)."""
+        if np is None:
+            raise RuntimeError("data() needs numpy (python3-numpy)")
+        if len(self.paths) > 1:
+            raise ValueError("%s is striped over %d members: its data is not contiguous in any "
+                             "file; use read(offset, length) (or an md array assembled from "
+                             "the members)" % (self.name, len(self.paths)))
+        dt = np.dtype(dtype)
+        if self.valid_bytes % dt.itemsize:
+            raise ValueError("%s: %d valid bytes are not a whole number of %d-byte %s items"
+                             % (self.name, self.valid_bytes, dt.itemsize, dt))
+        count = self.valid_bytes // dt.itemsize
+        if count == 0:
+            return np.zeros(0, dtype=dt)
+        return np.memmap(self.paths[0], dtype=dt, mode="r",
+                         offset=self.member_offset + HEADER_SIZE, shape=(count,))
+
+    def drop_events(self):
+        """The drop index: a list of DropEvent(data_offset, beats, time_ns), as the index holds
+        them (beats in units of beat_bytes). Empty without an index. The index CRC is checked."""
+        f = self.fields
+        if not f["index_bytes"]:
+            return []
+        buf = self._pread(f["index_bytes"], f["index_offset"])
+        if crc32c(buf) != f["index_crc"]:
+            raise ValueError("%s: index CRC mismatch: the index is damaged" % self.name)
+        if len(buf) < 16 or buf[:8] != INDEX_MAGIC:
+            raise ValueError("%s: index has a bad magic: the index area is damaged" % self.name)
+        count = _u32(buf, 12)
+        pos, events = 16, []
+        for i in range(count):
+            if len(buf) - pos < 16:
+                raise ValueError("%s: index record %d runs past the index end" % (self.name, i))
+            rtype, entry, payload = struct.unpack_from("<IIQ", buf, pos)
+            pos += 16
+            if payload > len(buf) - pos:
+                raise ValueError("%s: index record %d (%d bytes) runs past the index"
+                                 % (self.name, i, payload))
+            if rtype == 1 and entry >= 24:
+                events = [DropEvent(*struct.unpack_from("<3Q", buf, pos + k * entry))
+                          for k in range(payload // entry)]
+            pos += payload
+        return events
+
+
+# ---- the test-pattern check (nvtape verify's rules)
+def check_pattern(rec, block=64 << 20):
+    """Check every {seq, ~seq} beat of a test-pattern recording. Returns a dict: beats, gaps
+    (list of (data_offset, beats); beats missing before the first one, after the header's
+    first_seq, are a gap at 0), corrupt, backward, first_seen."""
+    if np is None:
+        raise RuntimeError("the beat check needs numpy (python3-numpy)")
+    block -= block % 16
+    beats = corrupt = backward = 0
+    gaps = []
+    prev = np.uint64((rec.header["first_seq"] - 1) % (1 << 64))
+    first = None
+    off = 0
+    n = rec.valid_bytes - rec.valid_bytes % 16
+    while off < n:
+        k = min(block, n - off)
+        a = np.frombuffer(rec.read(off, k), dtype="<u8").reshape(-1, 2)
+        lo, hi = a[:, 0], a[:, 1]
+        good = hi == ~lo
+        corrupt += int(np.count_nonzero(~good))
+        idx = np.flatnonzero(good)
+        seq = lo[idx]
+        beats += len(a)
+        if len(seq):
+            if first is None:
+                first = int(seq[0])
+            seq_all = np.concatenate((np.array([prev], dtype=np.uint64), seq))
+            pos = np.concatenate((np.array([-1]), idx))
+            d = seq_all[1:] - seq_all[:-1]  # uint64: wraps
+            back = (d == 0) | (d >= np.uint64(1 << 63))
+            backward += int(np.count_nonzero(back))
+            for j in np.flatnonzero(~back & (d > 1)):
+                gaps.append((off + int(pos[j + 1]) * 16, int(d[j]) - 1))
+            prev = seq[-1]
+        off += k
+    return {"beats": beats, "gaps": gaps, "corrupt": corrupt, "backward": backward,
+            "first_seen": first, "tail": rec.valid_bytes % 16}
+
+
+def check(rec, out=sys.stdout):
+    """Check a recording like `nvtape verify`: returns (exit code, list of problems)."""
+    problems = []
+    h = rec.header
+    events = rec.drop_events()
+    if h["format"] == "nvtape" and sum(e.beats for e in events) != h["drop_count"]:
+        problems.append("the drop index holds %d beats, the header's drop count is %d"
+                        % (sum(e.beats for e in events), h["drop_count"]))
+    if not rec.complete:
+        problems.append("recording not finalized (writer died?): %d checkpointed bytes checked;"
+                        " run nvtape recover" % rec.valid_bytes)
+    tpg = h["source"] == "tpg" and h["beat_bytes"] == 16
+    if tpg:
+        r = check_pattern(rec)
+        print("beats %d, gaps %d (%d beats), corrupt %d, backward %d"
+              % (r["beats"], len(r["gaps"]), sum(g[1] for g in r["gaps"]), r["corrupt"],
+                 r["backward"]), file=out)
+        if r["corrupt"]:
+            problems.append("%d corrupt beats" % r["corrupt"])
+        if r["backward"]:
+            problems.append("%d backward jumps" % r["backward"])
+        if r["tail"]:
+            problems.append("data length %d is not a whole number of 16-byte beats"
+                            % rec.valid_bytes)
+        if not r["beats"]:
+            problems.append("no data")
+        if r["first_seen"] is not None and r["first_seen"] != h["first_seq"] and \
+                (h["format"] == "fdrec" or not any(e.data_offset == 0 for e in events)):
+            problems.append("first beat %d != header first_seq %d"
+                            % (r["first_seen"], h["first_seq"]))
+        gap_beats = sum(g[1] for g in r["gaps"])
+        if h["format"] == "fdrec":
+            if gap_beats > h["drop_count"]:
+                problems.append("gap beats %d exceed the header's drop count %d"
+                                % (gap_beats, h["drop_count"]))
+        else:
+            inside = collections.Counter()
+            after = 0
+            for e in events:
+                if e.data_offset >= rec.valid_bytes:
+                    after += e.beats
+                else:
+                    inside[e.data_offset] += e.beats
+            gs = collections.Counter()
+            for o, k in r["gaps"]:
+                gs[o] += k
+            unmatched_g = sum(1 for o in gs if inside.get(o) != gs[o])
+            unmatched_e = sum(1 for o in inside if gs.get(o) != inside[o])
+            if rec.complete and (unmatched_g or unmatched_e or
+                                 sum(gs.values()) + after != h["drop_count"]):
+                problems.append("gap beats %d (+%d dropped after the last beat) do not match the "
+                                "header's drop count %d (%d gaps without a drop event, %d drop "
+                                "events without a gap)" % (sum(gs.values()), after,
+                                                           h["drop_count"], unmatched_g,
+                                                           unmatched_e))
+            elif not rec.complete and unmatched_g:
+                problems.append("%d gaps in the checkpointed data (the index of an interrupted "
+                                "recording is rebuilt by nvtape recover)" % unmatched_g)
+    else:
+        print("not a test-pattern recording: header and index checked", file=out)
+    if h["drop_count"]:
+        problems.append("the recorder dropped %d %s in %d events: not a valid recording"
+                        % (h["drop_count"], "beats" if h["beat_bytes"] == 16 else "units",
+                           h["drop_events"]))
+    return (2 if problems else 0), problems
+
+
+def _size_arg(s):
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    s = s.strip().lower()
+    if s.endswith("ib"):
+        s = s[:-2]
+    elif s.endswith("b"):
+        s = s[:-1]
+    if s and s[-1] in mult:
+        return int(s[:-1]) * mult[s[-1]]
+    return int(s)
+
+
+def _summary(rec):
+    h = rec.header
+    lines = ["%s: %s version %d, source %s, %d-byte beats" % (rec.name, h["format"],
+                                                              h["version"], h["source"],
+                                                              h["beat_bytes"])]
+    state = "complete" if rec.complete else "INCOMPLETE (writer died?)"
+    if h["recovered"]:
+        state += ", recovered"
+    if h["stop_error"]:
+        state += ", ended on an error"
+    lines.append("  %s; %d valid data bytes (data_bytes %d, durable_bytes %d)"
+                 % (state, rec.valid_bytes, h["data_bytes"], h["durable_bytes"]))
+    lines.append("  drops %d in %d events; generation %d%s%s"
+                 % (h["drop_count"], h["drop_events"], h["generation"],
+                    "; the newer header copy is damaged" if h["header_torn"] else "",
+                    "; check " + h["check"] if h["check"] else ""))
+    if len(rec.paths) > 1:
+        lines.append("  striped over %d members, %d KiB chunks, %d bytes into each"
+                     % (len(rec.paths), rec.stripe >> 10, rec.member_offset))
+    return "\n".join(lines)
+
+
+USAGE = ("usage: python3 -m nvtape info [--members] [--stripe B] [--member-offset B] FILE...\n"
+         "       python3 -m nvtape check [--stripe B] [--member-offset B] FILE...\n"
+         "info: a short summary of each FILE (--members, --stripe or --member-offset: the FILEs "
+         "are the members of one striped recording)\n"
+         "check: header, index CRC and, for the test pattern, every beat and the gaps against "
+         "the drop index (several FILEs: the members of one stripe)\n"
+         "exit: 0 clean, 2 data problem, 1 error, 64 usage")
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    if not argv or argv[0] not in ("info", "check"):
+        print(USAGE, file=sys.stderr)
+        return 64
+    cmd, args = argv[0], argv[1:]
+    stripe = member_offset = None
+    members = cmd == "check"
+    files = []
+    try:
+        while args:
+            a = args.pop(0)
+            if a == "--members":
+                members = True
+            elif a in ("--stripe", "--member-offset"):
+                if not args:
+                    raise ValueError("%s needs a value" % a)
+                v = _size_arg(args.pop(0))
+                members = True
+                if a == "--stripe":
+                    stripe = v
+                else:
+                    member_offset = v
+            elif a in ("-h", "--help"):
+                print(USAGE)
+                return 0
+            elif a.startswith("-") and a != "-":
+                raise ValueError("unknown option %s" % a)
+            else:
+                files.append(a)
+        if not files:
+            raise ValueError("no FILE given")
+    except ValueError as e:
+        print("nvtape.py: %s\n%s" % (e, USAGE), file=sys.stderr)
+        return 64
+    groups = [files] if members else [[f] for f in files]
+    rc = 0
+    for g in groups:
+        try:
+            with Recording(g if len(g) > 1 else g[0], stripe=stripe,
+                           member_offset=member_offset) as rec:
+                if cmd == "info":
+                    print(_summary(rec))
+                    ev = rec.drop_events()
+                    for e in ev[:20]:
+                        print("    drop at %14d  %12d beats  %10.6f s"
+                              % (e.data_offset, e.beats, e.time_ns / 1e9))
+                    if len(ev) > 20:
+                        print("    ... %d more drop events" % (len(ev) - 20))
+                    continue
+                print(_summary(rec))
+                code, problems = check(rec)
+                for p in problems:
+                    print("PROBLEM: %s" % p)
+                print("RESULT %s exit=%d" % ("pass" if code == 0 else "problem", code))
+                rc = max(rc, code)
+        except (ValueError, OSError, RuntimeError) as e:
+            print("nvtape.py: %s" % e, file=sys.stderr)
+            if cmd == "check":
+                print("RESULT error exit=1")
+            rc = 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
