@@ -602,7 +602,7 @@ def _summary(rec):
                  % (state, rec.valid_bytes, h["data_bytes"], h["durable_bytes"]))
     lines.append("  drops %d in %d events; generation %d%s%s"
                  % (h["drop_count"], h["drop_events"], h["generation"],
-                    "; the newer header copy is damaged" if h["header_torn"] else "",
+                    "; one header copy is damaged (the other was read)" if h["header_torn"] else "",
                     "; check " + h["check"] if h["check"] else ""))
     if len(rec.paths) > 1:
         lines.append("  striped over %d members, %d KiB chunks, %d bytes into each"

@@ -1,0 +1,238 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# python/nvtape.py, the pure-Python reader, against recordings the CLI makes: header fields
+# equal `nvtape info --json`'s, the data equals the file's bytes, drop events equal the index,
+# interrupted, striped and fdrec recordings, damaged headers refused clearly, check's exit codes.
+. "$(dirname "$0")/lib.sh"
+
+PY=
+for p in python3 /usr/bin/python3; do
+	if command -v "$p" >/dev/null && "$p" -c 'import numpy' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || { echo "SKIP: numpy is missing (python3-numpy)"; exit 77; }
+export PYTHONPATH
+PYTHONPATH="$(cd "$(dirname "$0")/../../python" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+NVTPY="$PYTHONPATH/nvtape.py"
+[ -f "$NVTPY" ] || NVTPY="$(cd "$(dirname "$0")/../../python" && pwd)/nvtape.py"
+
+# same FILE... [-- INFO-OPTIONS...]: the Python reader's header and drop events equal
+# `nvtape info --json`'s (members of a stripe: several FILEs; Recording's keyword arguments
+# in $KW, e.g. KW="member_offset=1048576")
+same() {
+	local files=() opts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do files+=("$1"); shift; done
+	[ $# -gt 0 ] && shift && opts=("$@")
+	"$NVT" info --json "${opts[@]+"${opts[@]}"}" "${files[@]}" >"$T/info.json" ||
+		fail "nvtape info ${files[*]}"
+	"$PY" - "$T/info.json" "${files[@]}" <<'PY' || fail "Python reader differs from info --json for ${files[*]}"
+import json, os, sys
+import nvtape
+j = json.load(open(sys.argv[1]))
+files = sys.argv[2:]
+r = nvtape.Recording(files if len(files) > 1 else files[0], **eval("dict(%s)" % os.environ.get("KW", "")))
+bad = {k: (r.header.get(k), v) for k, v in j["header"].items() if r.header.get(k) != v}
+assert not bad, "fields differ (python, info): %s" % bad
+assert set(r.header) == set(j["header"]), set(r.header) ^ set(j["header"])
+ev = [dict(e._asdict()) for e in r.drop_events()]
+assert ev == j["drop_events"], (ev[:3], j["drop_events"][:3])
+assert r.valid_bytes == j["header"]["valid_bytes"] and r.complete == j["header"]["complete"]
+PY
+}
+
+# a complete test-pattern recording
+f="$T/tpg.nvt"
+expect_rc 0 "$NVT" record -q --size 24M --chunk 1M "$f"
+same "$f"
+"$PY" - "$f" <<'PY' || fail "data memmap of a test-pattern recording"
+import sys
+import numpy as np
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+d = r.data()
+assert isinstance(d, np.memmap) and d.dtype == np.uint8 and len(d) == r.valid_bytes == 24 << 20
+raw = open(sys.argv[1], "rb").read()
+assert d.tobytes() == raw[4096:4096 + r.valid_bytes]
+b = r.data(dtype="<u8").reshape(-1, 2)
+assert (b[:, 1] == ~b[:, 0]).all() and b[0, 0] == r.first_seq
+assert (np.diff(b[:, 0].astype(np.int64)) == 1).all()
+assert r.read(1000, 5000) == raw[4096 + 1000:4096 + 6000]
+try:
+    r.read(r.valid_bytes - 10, 11)
+    raise SystemExit("read past valid_bytes accepted")
+except ValueError:
+    pass
+PY
+expect_rc 0 "$PY" "$NVTPY" check "$f"
+grep -q "RESULT pass exit=0" "$T/out" || fail "check output"
+expect_rc 0 "$PY" -m nvtape info "$f"
+grep -q "complete; 25165824 valid data bytes" "$T/out" || fail "info summary"
+ok "test pattern: header == info --json, memmap == the file's data bytes, beats check clean"
+
+# a stdin recording: the bytes that went in
+head -c 10000001 /dev/urandom >"$T/in.bin"
+expect_rc 0 bash -c "'$NVT' record -q --source stdin --chunk 1M --chunks 4 '$T/s.nvt' <'$T/in.bin'"
+same "$T/s.nvt"
+"$PY" - "$T/s.nvt" "$T/in.bin" <<'PY' || fail "stdin recording bytes"
+import sys
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+want = open(sys.argv[2], "rb").read()
+assert r.data().tobytes() == want and r.read() == want
+assert r.header["source"] == "stdin" and r.beat_bytes == 1
+PY
+expect_rc 0 "$PY" "$NVTPY" check "$T/s.nvt"
+grep -q "not a test-pattern recording" "$T/out" || fail "check of a byte stream"
+ok "stdin: 10000001 bytes read back equal the input; check exit 0"
+
+# an fdrec file
+expect_rc 0 "$NVT" record -q --format fdrec --size 8M "$T/f.rec"
+same "$T/f.rec"
+"$PY" - "$T/f.rec" <<'PY' || fail "fdrec"
+import sys
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+assert r.format == "fdrec" and r.complete and r.valid_bytes == 8 << 20
+assert r.data().tobytes() == open(sys.argv[1], "rb").read()[4096:]
+PY
+expect_rc 0 "$PY" "$NVTPY" check "$T/f.rec"
+ok "fdrec: header == info --json, data read, check exit 0"
+
+# a stripe of two files: read() == play --sink stdout; data() points at read()
+m0="$T/m0.nvt" m1="$T/m1.nvt"
+expect_rc 0 "$NVT" record -q --stripe 64K --member-offset 1M --size 20M "$m0" "$m1"
+KW="member_offset=1048576" same "$m0" "$m1" -- --stripe 64K --member-offset 1M
+"$NVT" play -q --sink stdout --stripe 64K --member-offset 1M "$m0" "$m1" >"$T/play.bin" ||
+	fail "play --sink stdout of the stripe"
+"$PY" - "$T/play.bin" "$m0" "$m1" <<'PY' || fail "stripe read"
+import sys
+import nvtape
+want = open(sys.argv[1], "rb").read()
+r = nvtape.Recording(sys.argv[2:], member_offset=1 << 20)
+assert r.valid_bytes == len(want) == 20 << 20 and r.stripe == 65536 and r.member_offset == 1 << 20
+assert r.read(0, r.valid_bytes) == want
+assert r.read(65536 - 100, 200000) == want[65536 - 100:65536 - 100 + 200000]
+try:
+    r.data()
+    raise SystemExit("data() of a stripe accepted")
+except ValueError as e:
+    assert "read(offset, length)" in str(e), e
+try:
+    nvtape.Recording(sys.argv[2:], stripe=128 << 10, member_offset=1 << 20)
+    raise SystemExit("a wrong stripe accepted")
+except ValueError as e:
+    assert "striped over 2 members with 64 KiB chunks, 1048576 bytes into each" in str(e), e
+try:
+    nvtape.Recording(sys.argv[2], member_offset=1 << 20)
+    raise SystemExit("one member alone accepted")
+except ValueError as e:
+    assert "give all the members" in str(e), e
+PY
+expect_rc 1 "$PY" "$NVTPY" check "$m0" "$m1"
+grep -q "bad magic" "$T/err" || fail "check of members without their offset"
+expect_rc 0 "$PY" "$NVTPY" check --member-offset 1M "$m0" "$m1"
+grep -q "beats 1310720, gaps 0" "$T/out" || fail "check of the stripe"
+ok "stripe of 2 (64K, 1M into each): read() == play --sink stdout, data() refused, check exit 0"
+
+# interrupted (kill -9): valid_bytes == durable_bytes
+k="$T/k.nvt"
+"$NVT" record -q --rate 50MB --size 2G "$k" >/dev/null 2>&1 &
+pid=$!
+wait_header "$k" 3
+kill -9 $pid
+wait $pid 2>/dev/null
+same "$k"
+"$PY" - "$k" <<'PY' || fail "interrupted recording"
+import os, sys
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+assert not r.complete and r.valid_bytes == r.durable_bytes > 0, r.header
+assert len(r.data()) == r.durable_bytes < os.path.getsize(sys.argv[1]) - 4096
+PY
+expect_rc 2 "$PY" "$NVTPY" check "$k"
+grep -q "PROBLEM: recording not finalized" "$T/out" || fail "check of an interrupted recording"
+grep -q "gaps 0 (0 beats), corrupt 0, backward 0" "$T/out" || fail "checkpointed beats"
+ok "kill -9: valid_bytes == durable_bytes ($(hdr durable_bytes "$k")), check exit 2 (not finalized)"
+
+# damaged headers: one copy (torn) still opens, both copies refused, a header claiming more
+# data than the file holds refused; ValueError with a clear message each time
+"$PY" - "$f" "$T" <<'PY' || fail "damaged headers"
+import shutil, struct, sys
+import nvtape
+src, t = sys.argv[1], sys.argv[2]
+def copy(name, patches):
+    p = "%s/%s" % (t, name)
+    shutil.copyfile(src, p)
+    with open(p, "r+b") as fh:
+        for off, b in patches:
+            fh.seek(off)
+            fh.write(b)
+    return p
+def refused(p, words):
+    try:
+        nvtape.Recording(p)
+    except ValueError as e:
+        assert words in str(e), (p, str(e))
+        return str(e)
+    raise SystemExit("%s opened" % p)
+gen = nvtape.Recording(src).generation
+newer = (gen % 2) * 2048
+blk = open(src, "rb").read(4096)
+flip = lambda off: (off, bytes([blk[off] ^ 0x40]))
+r = nvtape.Recording(copy("torn.nvt", [flip(newer + 100)]))
+assert r.header_torn and r.generation == gen - 1, r.header  # one generation older
+r = nvtape.Recording(copy("torn-old.nvt", [flip(2048 - newer + 100)]))
+assert r.header_torn and r.generation == gen
+print(refused(copy("both.nvt", [flip(100), flip(2148)]), "both copies of the header are damaged"))
+# a header (valid CRCs) claiming twice the data: both slots rewritten consistently
+def claim(data_bytes, flags=None):
+    out = bytearray(blk)
+    for s in (0, 2048):
+        struct.pack_into("<Q", out, s + 72, data_bytes)
+        struct.pack_into("<Q", out, s + 80, data_bytes)
+        if flags is not None:
+            struct.pack_into("<I", out, s + 20, flags)
+        struct.pack_into("<I", out, s + 2044, nvtape.crc32c(bytes(out[s:s + 2044])))
+    return bytes(out)
+print(refused(copy("long.nvt", [(0, claim(48 << 20))]), "truncated or copied incompletely"))
+print(refused(copy("long-inc.nvt", [(0, claim(48 << 20, 0))]), "beyond the end of the file"))
+print(refused(copy("huge.nvt", [(0, claim((1 << 64) - 4096))]), "overflow"))
+r = nvtape.Recording(copy("ok.nvt", [(0, claim(24 << 20))]))  # the rewrite itself is sound
+assert r.valid_bytes == 24 << 20
+PY
+expect_rc 1 "$PY" "$NVTPY" check "$T/both.nvt"
+grep -q "both copies of the header are damaged" "$T/err" || fail "check message, both copies"
+expect_rc 0 "$PY" "$NVTPY" check "$T/torn-old.nvt"
+expect_rc 0 "$PY" -m nvtape info "$T/torn.nvt"
+grep -q "one header copy is damaged" "$T/out" || fail "info of a torn header"
+expect_rc 1 "$PY" "$NVTPY" check "$T/long.nvt"
+ok "torn copy opens (header_torn), both copies or a header claiming too much: ValueError, exit 1"
+
+expect_rc 64 "$PY" "$NVTPY"
+expect_rc 64 "$PY" "$NVTPY" check
+expect_rc 64 "$PY" "$NVTPY" verify "$f"
+expect_rc 64 "$PY" "$NVTPY" check --bogus "$f"
+expect_rc 1 "$PY" "$NVTPY" check "$T/no-such-file.nvt"
+ok "usage errors exit 64, a missing file 1"
+
+# drops: needs root and a throttled loop device (the cgroup v1 blkio controller)
+if [ "$(id -u)" = 0 ] && [ -d /sys/fs/cgroup/blkio ]; then
+	make_loop 512M xfs
+	d="$MNT/d.nvt"
+	expect_rc 2 throttled 52428800 "$DEV" "$NVT" record -q --rate 150MB --duration 2 --chunk 1M --chunks 8 "$d"
+	[ "$(field drops)" -gt 0 ] || fail "no drops recorded"
+	same "$d"
+	"$PY" - "$d" <<'PY' || fail "drop events"
+import sys
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+ev = r.drop_events()
+assert len(ev) == r.header["drop_events"] > 0 and sum(e.beats for e in ev) == r.drop_count
+PY
+	expect_rc 2 "$PY" "$NVTPY" check "$d"
+	grep -q "PROBLEM: the recorder dropped" "$T/out" || fail "check of a recording with drops"
+	grep -q "do not match" "$T/out" && fail "gaps do not match the drop index"
+	ok "drops: drop_events() == info --json's, gaps match the index, check exit 2"
+else
+	echo "skipped: the recording with drops needs root and the cgroup v1 blkio controller"
+fi
+echo "pyreader: all passed"
