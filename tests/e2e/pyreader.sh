@@ -10,7 +10,7 @@ for p in python3 /usr/bin/python3; do
 	if command -v "$p" >/dev/null && "$p" -c 'import numpy' 2>/dev/null; then PY=$p; break; fi
 done
 [ -n "$PY" ] || { echo "SKIP: numpy is missing (python3-numpy)"; exit 77; }
-export PYTHONPATH
+export PYTHONPATH PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the source tree
 PYTHONPATH="$(cd "$(dirname "$0")/../../python" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 NVTPY="$PYTHONPATH/nvtape.py"
 [ -f "$NVTPY" ] || NVTPY="$(cd "$(dirname "$0")/../../python" && pwd)/nvtape.py"
