@@ -207,6 +207,55 @@ grep -q "one header copy is damaged" "$T/out" || fail "info of a torn header"
 expect_rc 1 "$PY" "$NVTPY" check "$T/long.nvt"
 ok "torn copy opens (header_torn), both copies or a header claiming too much: ValueError, exit 1"
 
+# a version 1 header (one copy, CRC at 4092) and an index written here (one drop event after
+# the last beat): the C reader and the Python reader must agree on both
+"$PY" - "$f" "$T" <<'PY' || fail "writing a version 1 header and an index"
+import struct, sys
+import nvtape
+src, t = sys.argv[1], sys.argv[2]
+raw = open(src, "rb").read()
+gen = nvtape.Recording(src).generation
+slot = raw[(gen % 2) * 2048:(gen % 2) * 2048 + 2048]
+v1 = bytearray(4096)
+v1[:1560] = slot[:1560]
+struct.pack_into("<I", v1, 8, 1)
+struct.pack_into("<I", v1, 4092, nvtape.crc32c(bytes(v1[:4092])))
+open(t + "/v1.nvt", "wb").write(bytes(v1) + raw[4096:])
+data_bytes = len(raw) - 4096
+idx = b"NVTINDEX" + struct.pack("<II", 1, 1) + struct.pack("<IIQ", 1, 24, 24) + \
+    struct.pack("<3Q", data_bytes, 777, 123456789)
+blk = bytearray(raw[:4096])
+for s in (0, 2048):
+    struct.pack_into("<QQ", blk, s + 88, 777, 1)                      # drop_count, drop_events
+    struct.pack_into("<QQI", blk, s + 112, 4096 + data_bytes, len(idx), nvtape.crc32c(idx))
+    struct.pack_into("<I", blk, s + 2044, nvtape.crc32c(bytes(blk[s:s + 2044])))
+open(t + "/idx.nvt", "wb").write(bytes(blk) + raw[4096:] + idx)
+bad = bytearray(idx)
+bad[-1] ^= 1
+open(t + "/badidx.nvt", "wb").write(bytes(blk) + raw[4096:] + bytes(bad))
+PY
+same "$T/v1.nvt"
+[ "$(hdr version "$T/v1.nvt")" = 1 ] || fail "version 1 header"
+expect_rc 0 "$PY" "$NVTPY" check "$T/v1.nvt"
+same "$T/idx.nvt"
+"$PY" - "$T/idx.nvt" "$T/badidx.nvt" <<'PY' || fail "drop index"
+import sys
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+assert r.drop_events() == [nvtape.DropEvent(24 << 20, 777, 123456789)], r.drop_events()
+try:
+    nvtape.Recording(sys.argv[2]).drop_events()
+    raise SystemExit("a damaged index accepted")
+except ValueError as e:
+    assert "index CRC mismatch" in str(e), e
+PY
+expect_rc 2 "$PY" "$NVTPY" check "$T/idx.nvt"
+grep -q "PROBLEM: the recorder dropped 777 beats in 1 events" "$T/out" || fail "check of drops after the end"
+grep -q "do not match" "$T/out" && fail "777 beats after the end must match the drop count"
+expect_rc 1 "$PY" "$NVTPY" check "$T/badidx.nvt"
+grep -q "index CRC mismatch" "$T/err" || fail "check of a damaged index"
+ok "version 1 header and a drop index: same as info --json; a damaged index CRC refused (exit 1)"
+
 expect_rc 64 "$PY" "$NVTPY"
 expect_rc 64 "$PY" "$NVTPY" check
 expect_rc 64 "$PY" "$NVTPY" verify "$f"
