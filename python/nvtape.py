@@ -234,7 +234,9 @@ class Recording:
         blk = os.pread(self._fds[0], hl, off0) if hl else b""
         if len(blk) < 8 or blk[:8] not in (MAGIC, FDREC_MAGIC):
             raise ValueError("%s: not a recording: bad magic (expected \"NVTAPE\" or an FPGA "
-                             "Drive Recorder \"FDREC\" header at offset %d)" % (self.name, off0))
+                             "Drive Recorder \"FDREC\" header at offset %d)%s"
+                             % (self.name, off0, "; members written with --member-offset: give "
+                                "member_offset=" if n > 1 and member_offset is None else ""))
         if len(blk) < HEADER_SIZE:
             raise ValueError("%s: truncated header: %d of 4096 bytes (file cut short?)"
                              % (self.name, len(blk)))
@@ -514,7 +516,8 @@ def check(rec, out=sys.stdout):
     problems = []
     h = rec.header
     events = rec.drop_events()
-    if h["format"] == "nvtape" and sum(e.beats for e in events) != h["drop_count"]:
+    if h["format"] == "nvtape" and rec.complete and \
+            sum(e.beats for e in events) != h["drop_count"]:
         problems.append("the drop index holds %d beats, the header's drop count is %d"
                         % (sum(e.beats for e in events), h["drop_count"]))
     if not rec.complete:
