@@ -93,7 +93,7 @@ step "bench record" expect "0 2" "$N" bench record -q --size 32M --runs 1 --chun
 	--tolerance 25% "$work/b.nvt"
 step "bench play" expect "0 2" "$N" bench play -q --size 32M --runs 1 --chunk 1M --chunks 8 \
 	--tolerance 25% "$work/b.nvt"
-step "bench record, Ctrl-C" interrupt 1 2 "$N" bench record -q --size 64M --runs 1 --chunk 1M \
+step "bench record, Ctrl-C" interrupt 1 2 "$N" bench record -q --size 1G --runs 1 --chunk 1M \
 	--chunks 8 "$work/b.nvt"
 step "speedtest, two targets" expect 0 "$N" speedtest -q --size 64M --chunk 1M --chunks 8 \
 	"$work/s1.nvt" "$work/s2.nvt"
