@@ -20,7 +20,7 @@ static const char play_help[] =
 	"                       recordings; Sinks below)\n"
 	"  --rate R             sink rate per second: bytes 1500MB (10^6) or 1G (2^30), bits\n"
 	"                       12Gbps or 800Mbit/s; max = as fast as the reads go (default)\n"
-	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%%WRAP]\n"
+	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%WRAP]\n"
 	"                       the checker sink on other data than the test pattern: check\n"
 	"                       the counter every record carries (docs/checks.md), instead\n"
 	"                       of the one the recording names\n"

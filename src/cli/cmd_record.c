@@ -36,7 +36,7 @@ static const char record_help[] =
 	"                       nvme takes namespaces /dev/nvmeXnY or /dev/ngXnY, or a file on\n"
 	"                       an XFS/exFAT volume over them (give --size)\n"
 	"  --format nvtape|fdrec  file format (fdrec: FPGA Drive Recorder v1, byte for byte)\n"
-	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%%WRAP]\n"
+	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%WRAP]\n"
 	"                       the frame or packet counter every record of the data carries\n"
 	"                       (not for tpg): gaps counted live, and kept in the header for\n"
 	"                       verify and play (docs/checks.md; e.g. counter:u32le@0/4096)\n"

@@ -15,7 +15,7 @@ static const char verify_help[] =
 	"carries (--check, or the one given to record), and that the gaps equal the header's\n"
 	"drop count at exactly the indexed positions. Reads with O_DIRECT, several in flight.\n"
 	"Also reads FPGA Drive Recorder v1 files.\n\n"
-	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%%WRAP]\n"
+	"  --check counter:TYPE[@OFFSET][/STRIDE][+INC][%WRAP]\n"
 	"                   check the frame or packet counter each record of the data carries\n"
 	"                   (TYPE u8, u16le/be, u32le/be, u64le/be; e.g. counter:u32le@0/4096;\n"
 	"                   docs/checks.md), instead of the one the header names\n"
