@@ -83,6 +83,15 @@ int cmd_info(int argc, char **argv)
 		free(ev);
 		return NVT_EXIT_RUNTIME;
 	}
+	if (!rec.complete && rec.index_bytes && nvt_recording_read_index(&L, &rec, &ev, &n, &err)) {
+		/* a recording being written moves its checkpoint's index on while it is read */
+		char msg[700];
+		snprintf(msg, sizeof(msg),
+			 "the checkpoint's drop index could not be read (%s): drop positions not "
+			 "shown (a recording being written moves it on: try again)",
+			 cli_err_msg(&err));
+		cli_note(msg, NULL);
+	}
 	if (json) {
 		info_json(argv[optind], &rec, ev, n, NVT_EXIT_OK, stdout);
 	} else {

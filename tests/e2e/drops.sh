@@ -46,13 +46,17 @@ wait_header "$g" 3
 sleep 0.6
 kill -9 $pid
 wait $pid 2>/dev/null
+# the checkpoint's drop index lies beyond the data (after the 400M): not data written
+expect_rc 0 "$NVT" info --json "$g"
+idx=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["header"]["index_offset"])' "$T/out")
+[ "$idx" -ge $((4096 + 400 * 1048576)) ] || fail "the checkpoint's index at $idx, inside the data"
 written=$(python3 - "$g" <<'PY'
 import sys
 end, pos = 0, 0  # the end of the last non-zero 4 KiB block of data
 with open(sys.argv[1], "rb") as f:
     f.seek(4096)
-    while True:
-        b = f.read(1 << 20)
+    while pos < 400 << 20:
+        b = f.read(min(1 << 20, (400 << 20) - pos))
         if not b:
             break
         for i in range(0, len(b), 4096):

@@ -157,6 +157,55 @@ static void test_push_drops_at_positions(void **state)
 	free(ev);
 }
 
+/* More drop events than the writer keeps: the count stays exact, the first NVT_REC_EVENTS_MAX
+ * (1 << 20) events keep their positions, the later drops join the last one. */
+static void test_drop_events_bounded(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_record_result res;
+	struct nvt_recorder *r;
+	struct nvt_err err = {0};
+	struct nvt_layout l = {0};
+	struct nvt_recording rec;
+	struct nvt_drop_event *ev;
+	uint64_t nev, max = 1u << 20, n = max + 1000;
+	char path[256];
+	size_t room;
+	(void)state;
+
+	path_of(path, sizeof(path), "bounded.nvt");
+	nvt_record_opts_init(&o);
+	o.path = path;
+	o.unit_bytes = 8;
+	o.chunk_bytes = 1 << 20;
+	o.chunks = 4;
+	o.stats_ns = 0;
+	assert_int_equal(nvt_recorder_open(&o, &r, &err), 0);
+	for (uint64_t i = 0; i < n; i++) { /* 8 bytes of data, then a drop of 1 unit */
+		uint8_t *p = nvt_recorder_acquire(r, &room, 0);
+		assert_non_null(p);
+		memset(p, 0x5a, 8);
+		assert_int_equal(nvt_recorder_commit(r, 8), 0);
+		nvt_recorder_drop(r, 1);
+	}
+	assert_int_equal(nvt_recorder_close(r, &res), 0);
+	assert_int_equal(res.rec.data_bytes, n * 8);
+	assert_int_equal(res.rec.drop_count, n);
+	assert_int_equal(res.rec.drop_events, max);
+
+	nvt_layout_resolve(&l, path, &l);
+	assert_int_equal(nvt_recording_open(&l, &rec, &err), 0);
+	assert_int_equal(nvt_recording_read_index(&l, &rec, &ev, &nev, &err), 0);
+	assert_int_equal(nev, max);
+	assert_int_equal(ev[0].data_offset, 8);
+	assert_int_equal(ev[max - 2].data_offset, (max - 1) * 8);
+	assert_int_equal(ev[max - 2].beats, 1);
+	assert_int_equal(ev[max - 1].data_offset, max * 8);
+	assert_int_equal(ev[max - 1].beats, 1001);
+	free(ev);
+	unlink(path);
+}
+
 static void *stopper(void *arg)
 {
 	usleep(200000);
@@ -477,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_stop_ends_blocking_producer),
 		cmocka_unit_test(test_refused_options),
 		cmocka_unit_test(test_dev_source),
+		cmocka_unit_test(test_drop_events_bounded),
 		cmocka_unit_test(test_older_options_struct),
 		cmocka_unit_test(test_producer_failure_keeps_data),
 		cmocka_unit_test(test_slow_close_after_limit),

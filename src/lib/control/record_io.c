@@ -17,11 +17,13 @@
 #include "format/lifecycle.h"
 #include "util/sysutil.h"
 
-/* a checkpoint: the data synced, the header written, the header synced */
+/* a checkpoint: its drop index written, the data synced, the header written, the header
+ * synced */
 #define TAG_SYNC     (UINT64_MAX - 2)
 #define TAG_HDR      (UINT64_MAX - 3)
 #define TAG_HDR_SYNC (UINT64_MAX - 4)
-#define EXTEND_STEP  (1ull << 30) /* open-ended recordings reserve space 1 GiB ahead */
+#define TAG_IDX      (UINT64_MAX - 5) /* the checkpoint's drop index, before its sync */
+#define EXTEND_STEP  (1ull << 30)     /* open-ended recordings reserve space 1 GiB ahead */
 
 void nvt_rec_notice(struct nvt_recorder *r, const char *fmt, ...)
 {
@@ -118,6 +120,18 @@ static void issue_writes(struct nvt_recorder *r)
 	while (!atomic_load(&r->storage_failed) && nvt_pump_can_queue(&r->pump)) {
 		uint64_t len = nvt_pump_next_len(&r->pump);
 		uint64_t off = NVT_HEADER_SIZE + r->issue_off;
+		if (off + align_up(len, NVT_BLOCK) > r->ix.data_end) {
+			nvt_rec_fail(r, NVT_STOP_NO_SPACE, ENOSPC,
+				     "the device is full: the write of %llu bytes at offset %llu "
+				     "would reach the last %llu KiB, which hold the drop index; "
+				     "everything before it is kept",
+				     (unsigned long long)align_up(len, NVT_BLOCK),
+				     (unsigned long long)off,
+				     (unsigned long long)(2 * r->ix.slot >> 10));
+			break;
+		}
+		if (nvt_rec_index_blocks(r, off, len))
+			break; /* a checkpoint moves the index on first */
 		extend_ahead(r, off + align_up(len, NVT_BLOCK));
 		if (nvt_pump_queue(&r->pump, off, len))
 			break;
@@ -160,20 +174,40 @@ static void handle_write(struct nvt_recorder *r, const struct nvt_io_done *d)
 	}
 }
 
-static void checkpoint_start(struct nvt_recorder *r, uint64_t now)
+/* The checkpoint's index is written (or there is none): its data sync next. */
+static void checkpoint_sync(struct nvt_recorder *r)
 {
-	if (r->ckpt_busy || atomic_load(&r->storage_failed) || r->o.format != NVT_FMT_NVTAPE ||
-	    now - r->ckpt_last < r->o.checkpoint_ns || r->written == r->durable)
+	if (r->ckpt_phase != CKPT_INDEX || nvt_rec_index_send(r, TAG_IDX))
 		return;
 	if (r->eng.ops->queue_sync(&r->eng, TAG_SYNC))
+		return; /* the engine is full: again after a completion */
+	r->ckpt_phase = CKPT_SYNC;
+}
+
+static void checkpoint_start(struct nvt_recorder *r, uint64_t now)
+{
+	bool urgent = r->ix.urgent;
+
+	if (r->ckpt_busy || atomic_load(&r->storage_failed) || r->o.format != NVT_FMT_NVTAPE)
 		return;
+	if (!urgent && (now - r->ckpt_last < r->o.checkpoint_ns || r->written == r->durable))
+		return;
+	r->ix.urgent = false;
 	r->ckpt_busy = true;
 	r->ckpt_target = r->written;
 	r->ckpt_last = now;
+	nvt_rec_index_begin(r, r->ckpt_target);
+	r->ckpt_phase = CKPT_INDEX;
+	checkpoint_sync(r);
 }
 
 static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 {
+	if (tag == TAG_IDX) {
+		nvt_rec_index_done(r, res);
+		checkpoint_sync(r);
+		return;
+	}
 	if (tag == TAG_SYNC) {
 		struct nvt_io io = {.dir = NVT_IO_WRITE,
 				    .buf = r->ckpt_hdr,
@@ -187,13 +221,14 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 			r->ckpt_busy = false;
 			return;
 		}
-		nvt_recording_checkpoint(&r->rec, r->ckpt_target, atomic_load(&r->drops),
-					 nvt_real_ns());
+		nvt_recording_checkpoint(&r->rec, r->ckpt_target, r->ix.drops, nvt_real_ns());
+		nvt_rec_index_apply(r);
 		memcpy(r->ckpt_hdr, r->hdr, NVT_HEADER_SIZE); /* the block as on disk */
 		nvt_recording_encode(&r->rec, r->ckpt_hdr);
 		if (r->eng.ops->queue(&r->eng, &io)) {
 			r->ckpt_busy = false;
 			nvt_recording_checkpoint_undo(&r->rec);
+			nvt_rec_index_undo(r);
 			return;
 		}
 		memcpy(r->hdr, r->ckpt_hdr, NVT_HEADER_SIZE);
@@ -220,6 +255,7 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 			     "fdatasync of the checkpoint header: %s", strerror((int)-res));
 		return;
 	}
+	nvt_rec_index_durable(r);
 	nvt_hist_add(&r->ckpt_hist, nvt_mono_ns() - r->ckpt_last);
 }
 
@@ -335,7 +371,7 @@ static void reap(struct nvt_recorder *r, struct loop_time *lt)
 		if (done[i].tag == NVT_TAG_WAKE)
 			continue;
 		if (done[i].tag == TAG_SYNC || done[i].tag == TAG_HDR ||
-		    done[i].tag == TAG_HDR_SYNC) {
+		    done[i].tag == TAG_HDR_SYNC || done[i].tag == TAG_IDX) {
 			handle_ckpt(r, done[i].tag, done[i].res);
 			continue;
 		}
@@ -359,6 +395,8 @@ static void run_loop(struct nvt_recorder *r)
 		}
 		issue_writes(r);
 		checkpoint_start(r, lt.now);
+		if (r->ckpt_busy)
+			checkpoint_sync(r);
 		if (r->eng.ops->submit(&r->eng) < 0 && !atomic_load(&r->failed))
 			nvt_rec_fail(r, NVT_STOP_IO_ERROR, EIO, "io_uring submit failed");
 		if (drained(r, &lt))
@@ -412,7 +450,8 @@ static uint64_t settle_events(struct nvt_recorder *r, struct nvt_drop_event **ev
 	return kept;
 }
 
-/* The index at off; *end moves past it when it was written. */
+/* The index at off (or beside an index a checkpoint's header points at); *end moves past it
+ * when it was written. */
 static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev, uint64_t n,
 			uint64_t off, uint64_t *end)
 {
@@ -433,6 +472,8 @@ static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev,
 		return;
 	}
 	padded = nvt_index_encode(ev, n, buf, cap, &used, &crc);
+	if (padded > 0)
+		off = nvt_rec_index_final_place(r, off, (uint64_t)padded);
 	if (padded > 0 && r->eng.ops->write_sync(&r->eng, buf, (uint64_t)padded, off, &ierr) == 0) {
 		r->rec.index_offset = off;
 		r->rec.index_bytes = used;
@@ -456,13 +497,16 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	 * after every issued write, always, so that what lands late stays inside the accounted
 	 * length and below the index. */
 	bool stuck = r->eng.inflight > 0;
-	int rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end, err);
+	/* until the complete header is durable, the index of the last checkpoint's header stays
+	 * in the file: a crash before then still finds it */
+	uint64_t live = nvt_rec_index_live_end(r);
+	int rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end > live ? end : live, err);
 
 	if (!rc && (kept || stuck) && r->o.format == NVT_FMT_NVTAPE) {
 		write_index(r, ev, kept,
 			    align_up(stuck ? NVT_HEADER_SIZE + r->issue_off : end, NVT_BLOCK),
 			    &end);
-		rc = r->eng.ops->truncate(&r->eng, end, err);
+		rc = r->eng.ops->truncate(&r->eng, end > live ? end : live, err);
 	}
 	if (stuck)
 		nvt_rec_notice(r,
@@ -494,6 +538,12 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	if (rc && atomic_load(&r->failed))
 		nvt_rec_notice(r, "the final header is written, but making it durable failed (%s)",
 			       err->msg);
+	/* the complete header is durable: the checkpoint's index beyond the end goes */
+	if (!rc && live > end) {
+		rc = r->eng.ops->truncate(&r->eng, end, err);
+		if (!rc)
+			rc = r->eng.ops->sync_now(&r->eng, err);
+	}
 	return rc;
 }
 

@@ -280,14 +280,12 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 	if (rc)
 		return rc;
 	/* an engine that maps a file before the first write cannot grow it afterwards: room for
-	 * the largest drop index (an event per chunk at most) is reserved with the data */
+	 * the two slots of the checkpoints' drop index (an event per chunk at most) is reserved
+	 * with the data */
 	struct stat st;
 	if (reserve && (nvt_engine_find(r->o.engine)->caps & NVT_ENGINE_FILE_NEEDS_SIZE) &&
 	    r->layout.n == 1 && (stat(r->layout.path[0], &st) || S_ISREG(st.st_mode)))
-		reserve += align_up(
-			sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
-				(reserve / r->o.chunk_bytes + 2) * sizeof(struct nvt_drop_event),
-			NVT_BLOCK);
+		reserve += nvt_rec_index_reserve(reserve, r->o.chunk_bytes);
 	rc = nvt_ring_create(&r->ring, r->o.chunks, r->o.chunk_bytes, err);
 	if (rc)
 		return rc;
@@ -310,6 +308,7 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 		return -ENOMEM;
 	}
 	describe(r);
+	nvt_rec_index_setup(r);
 	nvt_recording_encode(&r->rec, r->hdr);
 	return r->eng.ops->write_sync(&r->eng, r->hdr, NVT_HEADER_SIZE, 0, err);
 }
@@ -322,6 +321,7 @@ static void destroy(struct nvt_recorder *r)
 	pthread_mutex_destroy(&r->open_lock);
 	pthread_cond_destroy(&r->open_cv);
 	free(r->ev);
+	nvt_rec_index_free(r);
 	nvt_pump_free(&r->pump);
 	free(r->hdr);
 	free(r->ckpt_hdr);
@@ -413,6 +413,20 @@ static void add_event(struct nvt_recorder *r, uint64_t offset, uint64_t units, u
 {
 	pthread_mutex_lock(&r->ev_lock);
 	atomic_store(&r->pending_event, 0);
+	if (r->nev == NVT_REC_EVENTS_MAX) {
+		/* bounded memory: the count stays exact, these positions join the last event */
+		uint64_t b = r->ev[r->nev - 1].beats;
+		r->ev[r->nev - 1].beats = b > UINT64_MAX - units ? UINT64_MAX : b + units;
+		bool first = !r->ev_full;
+		r->ev_full = true;
+		pthread_mutex_unlock(&r->ev_lock);
+		if (first)
+			nvt_rec_notice(r,
+				       "%u drop events: later drops are added to the last one (the "
+				       "count stays exact, their positions are not kept)",
+				       NVT_REC_EVENTS_MAX);
+		return;
+	}
 	if (r->nev == r->ev_cap) {
 		uint64_t cap = r->ev_cap ? r->ev_cap * 2 : 256;
 		struct nvt_drop_event *n = realloc(r->ev, cap * sizeof(*n));

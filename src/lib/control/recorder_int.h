@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "control/record_index.h"
 #include "nvtape/recorder.h"
 #include "ring/pump.h"
 #include "ring/ring.h"
@@ -69,7 +70,10 @@ struct nvt_recorder {
 	_Atomic bool signalled;
 	_Atomic enum nvt_stop_reason reason;
 	bool ckpt_busy;
+	enum { CKPT_INDEX, CKPT_SYNC } ckpt_phase; /* writing the index; data sync queued */
 	uint64_t ckpt_target, ckpt_last;
+	struct nvt_rec_index ix; /* the drop index written with each checkpoint */
+	bool ev_full;            /* NVT_REC_EVENTS_MAX reached: drops join the last event */
 	struct nvt_hist ckpt_hist;
 	bool counting; /* cc: the data's counter, checked as chunks are queued */
 	struct nvt_counter_check cc;

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ struct rstate {
 	struct nvt_drop_event *ev;
 	uint64_t nev, cap;
 	int oom;
+	uint64_t old_lo, old_index_end; /* the index the checkpoint's header points at */
 };
 
 void nvt_recover_opts_default(struct nvt_recover_opts *o)
@@ -238,6 +240,60 @@ static void keep_proven_drops(struct rstate *s)
 	s->rec->drop_events = kept;
 }
 
+/* Other data: the checkpoint's index holds the drops up to it; what it counts beyond what is
+ * kept becomes one event at the end, so that the index sums to drop_count. */
+static void keep_checkpoint_drops(struct rstate *s)
+{
+	struct nvt_recording *rec = s->rec;
+	uint64_t kept = 0, beats = 0;
+
+	for (uint64_t i = 0; i < s->nev; i++)
+		if (s->ev[i].data_offset < s->valid && beats <= UINT64_MAX - s->ev[i].beats) {
+			s->ev[kept++] = s->ev[i];
+			beats += s->ev[i].beats;
+		}
+	s->nev = kept;
+	if (rec->drop_count > beats) {
+		struct nvt_drop_event *n = realloc(s->ev, (kept + 1) * sizeof(*n));
+		if (n) {
+			s->ev = n;
+			s->ev[s->nev++] = (struct nvt_drop_event){
+				.data_offset = s->valid,
+				.beats = rec->drop_count - beats,
+				.time_ns = rec->stop_ns > rec->start_ns
+						   ? rec->stop_ns - rec->start_ns
+						   : 0};
+		} else {
+			s->nev = 0;
+		}
+	}
+	rec->drop_events = s->nev;
+}
+
+/* The drops of the checkpoint's index, for data whose gaps cannot be seen. */
+static void load_checkpoint_drops(const struct nvt_recover_opts *o, const struct nvt_layout *L,
+				  struct rstate *s)
+{
+	const struct nvt_recording *rec = s->rec;
+	struct nvt_err ierr = {0};
+
+	if (rec->format != NVT_FMT_NVTAPE || rec->source_kind == NVT_SRC_TPG || !rec->index_bytes)
+		return;
+	if (nvt_recording_read_index(L, rec, &s->ev, &s->nev, &ierr) == 0) {
+		s->cap = s->nev;
+		return;
+	}
+	s->nev = 0;
+	if (o->notice) {
+		char msg[800];
+		snprintf(msg, sizeof(msg),
+			 "the checkpoint's drop index cannot be used (%s): its %llu drops are "
+			 "counted at the end of the data",
+			 ierr.msg, (unsigned long long)rec->drop_count);
+		o->notice(msg, o->arg);
+	}
+}
+
 /* The recording as recovered, in memory: its valid length, its drops, complete, no index yet. */
 static void mark_recovered(struct rstate *s, struct nvt_recover_result *res, uint64_t data_avail)
 {
@@ -250,6 +306,8 @@ static void mark_recovered(struct rstate *s, struct nvt_recover_result *res, uin
 	rec->data_bytes = rec->durable_bytes = s->valid;
 	if (rec->source_kind == NVT_SRC_TPG)
 		keep_proven_drops(s);
+	else if (rec->format == NVT_FMT_NVTAPE)
+		keep_checkpoint_drops(s);
 	rec->flags |= NVT_FLAG_COMPLETE | NVT_FLAG_RECOVERED;
 	rec->index_offset = rec->index_bytes = 0;
 	rec->index_crc = 0;
@@ -268,15 +326,19 @@ static int truncate_members(const struct nvt_layout *L, const int *fd, uint64_t 
 	return 0;
 }
 
-/* The drop index rebuilt from the gaps, on the first 4 KiB boundary after the data. */
+/* The drop index on the first 4 KiB boundary after the data, or after the checkpoint's index
+ * when it would overlap that one (which a crash meanwhile still needs). */
 static int write_index(const struct nvt_layout *L, const int *fd, const struct rstate *s,
-		       uint64_t end, struct nvt_err *err)
+		       uint64_t end, uint64_t *index_end, struct nvt_err *err)
 {
 	struct nvt_recording *rec = s->rec;
 	size_t cap = (32 + s->nev * sizeof(struct nvt_drop_event) + 4095) / 4096 * 4096;
 	void *ibuf = malloc(cap);
 	uint64_t used, off = (end + 4095) / 4096 * 4096;
 	uint32_t crc;
+
+	if (s->old_index_end > off && s->old_lo < off + cap)
+		off = (s->old_index_end + 4095) / 4096 * 4096;
 
 	if (!ibuf || nvt_index_encode(s->ev, s->nev, ibuf, cap, &used, &crc) < 0 ||
 	    write_all(L, fd, ibuf, used, off, err)) {
@@ -288,6 +350,7 @@ static int write_index(const struct nvt_layout *L, const int *fd, const struct r
 	rec->index_offset = off;
 	rec->index_bytes = used;
 	rec->index_crc = crc;
+	*index_end = off + used;
 	return 0;
 }
 
@@ -334,21 +397,32 @@ static int sync_members(const struct nvt_layout *L, const int *fd, struct nvt_er
 static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nvt_err *err)
 {
 	const struct nvt_recording *rec = s->rec;
-	uint64_t end = rec->data_offset + s->valid;
+	uint64_t end = rec->data_offset + s->valid, keep;
 	int fd[NVT_MAX_MEMBERS];
 	int rc;
 
 	if (nvt_layout_open(L, O_RDWR, fd, err))
 		return -1;
-	rc = truncate_members(L, fd, end, err);
-	if (!rc && rec->format == NVT_FMT_NVTAPE && s->nev)
-		rc = write_index(L, fd, s, end, err);
+	/* the checkpoint's index stays until the complete header is durable */
+	keep = end > s->old_index_end ? end : s->old_index_end;
+	rc = truncate_members(L, fd, keep, err);
+	if (!rc && rec->format == NVT_FMT_NVTAPE && s->nev) {
+		rc = write_index(L, fd, s, end, &end, err);
+		keep = end > s->old_index_end ? end : s->old_index_end;
+		if (!rc)
+			rc = truncate_members(L, fd, keep, err);
+	}
 	if (!rc) /* the cut and the index durable before the header says COMPLETE */
 		rc = sync_members(L, fd, err);
 	if (!rc)
 		rc = write_header(L, fd, s->rec, err);
 	if (!rc)
 		rc = sync_members(L, fd, err);
+	if (!rc && keep > end) {
+		rc = truncate_members(L, fd, end, err);
+		if (!rc)
+			rc = sync_members(L, fd, err);
+	}
 	nvt_layout_close(L, fd);
 	return rc;
 }
@@ -428,6 +502,11 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 	s.reach = pattern_reach(rec);
 	s.chk.on_event = on_gap;
 	s.chk.arg = &s;
+	if (rec->format == NVT_FMT_NVTAPE && rec->index_bytes) {
+		s.old_lo = rec->index_offset;
+		s.old_index_end = rec->index_offset + rec->index_bytes;
+	}
+	load_checkpoint_drops(o, L, &s);
 	nvt_checker_init(&s.chk, rec->first_seq);
 	if (scan_data(o, L, &s, data_avail, &res->err)) {
 		free(s.ev);
