@@ -123,7 +123,8 @@ struct __attribute__((packed)) nvt_index_header {
 _Static_assert(sizeof(struct nvt_index_header) == 16, "nvt_index_header must be 16 bytes");
 
 enum nvt_index_type {
-	NVT_IDX_DROPS = 1, /* payload: nvt_drop_event[] */
+	NVT_IDX_DROPS = 1,     /* payload: nvt_drop_event[] */
+	NVT_IDX_CHUNK_CRC = 2, /* payload: nvt_chunk_crc[] */
 };
 
 struct __attribute__((packed)) nvt_index_record {
@@ -139,6 +140,16 @@ struct __attribute__((packed)) nvt_drop_event {
 	uint64_t time_ns;     /* CLOCK_MONOTONIC ns since the start of the recording */
 };
 _Static_assert(sizeof(struct nvt_drop_event) == 24, "nvt_drop_event must be 24 bytes");
+
+/* The CRC32C of a span of data (one ring chunk as it was written, or neighbouring chunks
+ * merged): the spans follow each other from data offset 0. */
+struct __attribute__((packed)) nvt_chunk_crc {
+	uint64_t data_offset; /* where the span starts in the data */
+	uint64_t length;      /* its bytes */
+	uint32_t crc32c;      /* CRC32C of those bytes */
+	uint32_t chunks;      /* ring chunks it covers (more than 1 once merged) */
+};
+_Static_assert(sizeof(struct nvt_chunk_crc) == 24, "nvt_chunk_crc must be 24 bytes");
 
 /* FPGA Drive Recorder v1 header (fdrec_file.h), for reading and `record --format fdrec`. */
 #define FDREC_MAGIC         "FDREC\0\0\0"

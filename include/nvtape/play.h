@@ -64,6 +64,7 @@ enum nvt_play_problem {
 	NVT_PP_BACKWARD = 1u << 4,
 	NVT_PP_LATE = 1u << 5,       /* stdout: the reader held the stream back */
 	NVT_PP_INCOMPLETE = 1u << 6, /* not finalized: only its last checkpoint was played */
+	NVT_PP_CHECKSUM = 1u << 7,   /* chunks read that do not match their CRC32C */
 };
 
 struct nvt_play_result {
@@ -86,6 +87,10 @@ struct nvt_play_result {
 	 * missing) */
 	bool counter_checked;
 	struct nvt_counter_spec counter;
+	/* the chunk checksums, checked as the chunks were read (every pass) */
+	bool sums_checked;
+	uint64_t sums_good, sums_bad;
+	uint64_t first_bad_offset; /* data offset of the first bad chunk */
 };
 
 NVT_API void nvt_play_opts_init(struct nvt_play_opts *o);

@@ -79,6 +79,9 @@ struct nvt_record_opts {
 	 * units the device lost (a sysfs counter, or one the producer maintains), read after each
 	 * chunk; its increase is counted as dropped at the position reached. NULL = none. */
 	const char *drops_from;
+	/* no CRC32C of each chunk in the index (they are on by default: verify, play and recover
+	 * check any data against them); for measuring what they cost */
+	bool no_checksums;
 };
 
 enum nvt_stop_reason {

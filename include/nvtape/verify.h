@@ -28,7 +28,8 @@ enum nvt_verify_problem {
 	NVT_VP_MISMATCH = 1u << 5,   /* gaps do not match the drop count / index */
 	NVT_VP_FIRST_SEQ = 1u << 6,  /* first beat is not the header's first seq */
 	NVT_VP_NO_DATA = 1u << 7,
-	NVT_VP_TAIL = 1u << 8, /* data length not a whole number of beats */
+	NVT_VP_TAIL = 1u << 8,     /* data length not a whole number of beats */
+	NVT_VP_CHECKSUM = 1u << 9, /* chunks whose data does not match their CRC32C */
 };
 
 struct nvt_verify_opts {
@@ -48,6 +49,8 @@ struct nvt_verify_opts {
 	const char *check;
 	/* non-zero: stop reading, -EINTR (as nvt_record_opts.interrupt; NULL: not stopped) */
 	const volatile sig_atomic_t *interrupt;
+	/* a chunk whose data does not match its checksum (optional) */
+	void (*on_bad_chunk)(const struct nvt_chunk_crc *span, uint32_t found, void *arg);
 };
 
 struct nvt_verify_result {
@@ -67,6 +70,11 @@ struct nvt_verify_result {
 	/* the data's counter was checked (chk counts records, gap_beats records missing) */
 	bool counter_checked;
 	struct nvt_counter_spec counter;
+	/* the chunk checksums of the index (every recording written since they exist) */
+	bool sums_checked;
+	uint64_t sums_good, sums_bad, sums_bad_bytes; /* spans that match, that do not */
+	uint64_t sums_unchecked_bytes;                /* data bytes no checksum covers (none: 0) */
+	bool sums_damaged;                            /* the spans do not follow each other */
 };
 
 NVT_API void nvt_verify_opts_default(struct nvt_verify_opts *o);

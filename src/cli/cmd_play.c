@@ -158,6 +158,13 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 			"PROBLEM: recording not finalized (writer died?): the %" PRIu64
 			" bytes its last checkpoint vouched for were played; run nvtape recover\n",
 			r->rec.valid_bytes);
+	if (r->problems & NVT_PP_CHECKSUM)
+		fprintf(f,
+			"PROBLEM: %" PRIu64
+			" chunks read do not match their CRC32C, the first at data "
+			"offset %" PRIu64 ": the data changed after it was recorded (nvtape verify "
+			"lists them)\n",
+			r->sums_bad, r->first_bad_offset);
 	if (r->problems & NVT_PP_LATE)
 		fprintf(f,
 			"PROBLEM: the reader of the output held the stream back %" PRIu64
@@ -168,12 +175,13 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 		" mbps=%.1f beats=%" PRIu64 " corrupt=%" PRIu64 " gaps=%" PRIu64
 		" gap_beats=%" PRIu64 " expected_gap_beats=%" PRIu64 " drop_count=%" PRIu64
 		" underflows=%" PRIu64 " underflow_events=%" PRIu64 " late_events=%" PRIu64
-		" passes=%" PRIu64 " ring_low=%" PRIu64 " max_reads=%u "
+		" passes=%" PRIu64 " ring_low=%" PRIu64 " max_reads=%u chunks_good=%" PRIu64
+		" chunks_bad=%" PRIu64 " "
 		"read_mbps=%.1f read_cpu_s=%.4f sink_cpu_s=%.4f stop_reason=%s result=%s exit=%d\n",
 		st->bytes_played, r->seconds, o->rate_bps, mbps, r->chk.beats, r->chk.corrupt,
 		r->chk.gaps, r->chk.gap_beats, r->expected_gap_beats * st->passes,
 		r->rec.drop_count, st->underflow_beats, st->underflow_events, st->late_events,
-		st->passes, st->ring_low, r->max_inflight,
+		st->passes, st->ring_low, r->max_inflight, r->sums_good, r->sums_bad,
 		r->read_seconds > 0 ? r->st.bytes_read / r->read_seconds / 1e6 : 0.0,
 		r->read_cpu_ns / 1e9, r->sink_cpu_ns / 1e9, stop_reason(r), cli_result_name(rc),
 		rc);
@@ -182,8 +190,8 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 static void play_json(const struct nvt_play_opts *o, const struct nvt_play_result *r, int rc,
 		      FILE *f)
 {
-	static const char *const names[] = {"corrupt",  "underflow", "gaps",      "first_seq",
-					    "backward", "late",      "incomplete"};
+	static const char *const names[] = {"corrupt",  "underflow", "gaps",       "first_seq",
+					    "backward", "late",      "incomplete", "checksum"};
 	const struct nvt_play_stats *st = &r->st;
 	struct json j;
 
@@ -219,6 +227,9 @@ static void play_json(const struct nvt_play_opts *o, const struct nvt_play_resul
 	json_num(&j, "read_mbps", st->bytes_read / r->read_seconds / 1e6, 3);
 	json_num(&j, "read_cpu_s", r->read_cpu_ns / 1e9, 6);
 	json_num(&j, "sink_cpu_s", r->sink_cpu_ns / 1e9, 6);
+	json_bool(&j, "sums_checked", r->sums_checked);
+	json_uint(&j, "chunks_good", r->sums_good);
+	json_uint(&j, "chunks_bad", r->sums_bad);
 	cli_json_flags(&j, "problems", r->problems, names, sizeof(names) / sizeof(names[0]));
 	if (r->rec.beat_bytes)
 		cli_json_recording(&j, "header", &r->rec);

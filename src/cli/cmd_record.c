@@ -40,6 +40,8 @@ static const char record_help[] =
 	"                       the frame or packet counter every record of the data carries\n"
 	"                       (not for tpg): gaps counted live, and kept in the header for\n"
 	"                       verify and play (docs/checks.md; e.g. counter:u32le@0/4096)\n"
+	"  --checksum crc32c|none  the CRC32C of every chunk, kept in the index for verify,\n"
+	"                       play and recover to check any data against (default crc32c)\n"
 	"  --timeout T          stall watchdog (default 10 s)\n"
 	"  --force              record onto a block device that carries a filesystem, RAID\n"
 	"                       superblock, partition table or recording (never a mounted\n"
@@ -254,6 +256,7 @@ static const struct option record_lo[] = {{"source", required_argument, 0, 's'},
 					  {"format", required_argument, 0, 'f'},
 					  {"timeout", required_argument, 0, 't'},
 					  {"check", required_argument, 0, 'k'},
+					  {"checksum", required_argument, 0, 'C'},
 					  {"stats", required_argument, 0, 'i'},
 					  {"force", no_argument, 0, 'F'},
 					  {"json", no_argument, 0, 'j'},
@@ -279,6 +282,11 @@ static int record_option(int opt, const char *val, struct rec_cli *c, struct nvt
 	switch (opt) {
 	case 's':
 		o->source = val;
+		return 0;
+	case 'C':
+		if (strcmp(val, "crc32c") && strcmp(val, "none"))
+			return cli_usage_error("--checksum must be crc32c or none");
+		o->no_checksums = !strcmp(val, "none");
 		return 0;
 	case 'D':
 		if (!*val)

@@ -34,6 +34,10 @@ struct ver_cli {
 	uint64_t printed[3];
 	bool quiet, json, qd_given;
 	struct nvt_verify_result res; /* the one being made (on_event: is it checking records?) */
+	uint64_t bad_printed;         /* bad chunks listed */
+	struct nvt_chunk_crc bad[16]; /* the first ones, for --json */
+	uint32_t bad_found[16];
+	unsigned nbad;
 	uint64_t stripe, member_off;
 };
 
@@ -45,6 +49,23 @@ static void on_event(const struct nvt_check_event *e, void *arg)
 		return;
 	c->printed[e->kind]++;
 	cli_print_check_event(stdout, e, c->res.counter_checked);
+}
+
+static void on_bad_chunk(const struct nvt_chunk_crc *span, uint32_t found, void *arg)
+{
+	struct ver_cli *c = arg;
+
+	if (c->nbad < sizeof(c->bad) / sizeof(c->bad[0]) && c->nbad < c->max_errors) {
+		c->bad[c->nbad] = *span;
+		c->bad_found[c->nbad++] = found;
+	}
+	if (c->quiet || c->bad_printed >= c->max_errors)
+		return;
+	c->bad_printed++;
+	printf("BAD CHUNK at data offset %" PRIu64 " (file offset %" PRIu64 "), %" PRIu64
+	       " bytes: CRC32C %08x recorded, %08x read\n",
+	       (uint64_t)span->data_offset, (uint64_t)span->data_offset + c->res.rec.data_offset,
+	       (uint64_t)span->length, span->crc32c, found);
 }
 
 static void problems(const struct nvt_verify_result *r)
@@ -89,18 +110,26 @@ static void problems(const struct nvt_verify_result *r)
 		       r->chk.first_seen, rec->first_seq);
 	if (p & NVT_VP_NO_DATA)
 		printf("PROBLEM: no data\n");
+	if ((p & NVT_VP_CHECKSUM) && r->sums_bad)
+		printf("PROBLEM: %" PRIu64 " chunks (%" PRIu64
+		       " bytes) do not match their CRC32C: the data changed after it was "
+		       "recorded (the drive, the filesystem or a writer)\n",
+		       r->sums_bad, r->sums_bad_bytes);
+	if ((p & NVT_VP_CHECKSUM) && r->sums_damaged)
+		printf("PROBLEM: the index's chunk checksums do not cover the data in order: the "
+		       "index is damaged\n");
 	if (p & NVT_VP_TAIL)
 		printf("PROBLEM: data length %" PRIu64 " is not a whole number of %u-byte beats\n",
 		       rec->valid_bytes, rec->beat_bytes);
 }
 
 /* The JSON object of a verification; without the header when it could not be read. */
-static void verify_json(const struct nvt_verify_opts *o, const struct nvt_verify_result *r, int rc,
-			FILE *f)
+static void verify_json(const struct nvt_verify_opts *o, const struct ver_cli *c, int rc, FILE *f)
 {
-	static const char *const names[] = {"incomplete", "drops",    "gaps",
-					    "corrupt",    "backward", "mismatch",
-					    "first_seq",  "no_data",  "tail"};
+	const struct nvt_verify_result *r = &c->res;
+	static const char *const names[] = {"incomplete", "drops",    "gaps",      "corrupt",
+					    "backward",   "mismatch", "first_seq", "no_data",
+					    "tail",       "checksum"};
 	struct json j;
 
 	cli_json_begin(&j, f, rc, r->err.code ? r->err.msg : NULL);
@@ -128,6 +157,27 @@ static void verify_json(const struct nvt_verify_opts *o, const struct nvt_verify
 	json_uint(&j, "gaps_unmatched", r->gaps_unmatched);
 	json_uint(&j, "events_unmatched", r->events_unmatched);
 	json_bool(&j, "drops_match", r->drops_match);
+	json_bool(&j, "sums_checked", r->sums_checked);
+	json_uint(&j, "chunks_good", r->sums_good);
+	json_uint(&j, "chunks_bad", r->sums_bad);
+	json_uint(&j, "chunks_bad_bytes", r->sums_bad_bytes);
+	json_uint(&j, "sums_unchecked_bytes", r->sums_unchecked_bytes);
+	json_bool(&j, "sums_damaged", r->sums_damaged);
+	if (c->nbad) {
+		json_arr(&j, "bad_chunks");
+		for (unsigned i = 0; i < c->nbad; i++) {
+			char x[9];
+			json_obj(&j, NULL);
+			json_uint(&j, "data_offset", c->bad[i].data_offset);
+			json_uint(&j, "length", c->bad[i].length);
+			snprintf(x, sizeof(x), "%08x", c->bad[i].crc32c);
+			json_str(&j, "expected", x);
+			snprintf(x, sizeof(x), "%08x", c->bad_found[i]);
+			json_str(&j, "found", x);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+	}
 	cli_json_flags(&j, "problems", r->problems, names, sizeof(names) / sizeof(names[0]));
 	if (rc != NVT_EXIT_RUNTIME)
 		cli_json_recording(&j, "header", &r->rec);
@@ -252,16 +302,27 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 		pattern_summary(r, c, mbps);
 	else if (r->counter_checked)
 		counter_summary(r, c, mbps);
-	else
+	else if (!r->sums_checked)
 		printf("  data            not a test-pattern recording: header, sizes and index "
 		       "checked, content is up to its consumer\n");
+	if (r->sums_checked)
+		printf("  chunk CRC32C    %" PRIu64 " chunks match, %" PRIu64 " do not (%" PRIu64
+		       " bytes)%s; %" PRIu64 " bytes not covered%s\n",
+		       r->sums_good, r->sums_bad, r->sums_bad_bytes,
+		       r->sums_bad > c->max_errors ? " (list capped)" : "", r->sums_unchecked_bytes,
+		       r->pattern_checked || r->counter_checked ? ""
+								: "; content checked by them only");
+	else if (r->rec.format == NVT_FMT_NVTAPE && r->rec.valid_bytes)
+		printf("  chunk CRC32C    none in this recording (written before nvtape kept them, "
+		       "or with --checksum none)\n");
 	problems(r);
 	printf("RESULT result=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
 	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
-	       " backward=%" PRIu64 " complete=%d seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
+	       " backward=%" PRIu64 " chunks_good=%" PRIu64 " chunks_bad=%" PRIu64
+	       " complete=%d seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
 	       cli_result_name(rc), r->checked_bytes, r->chk.beats, r->chk.gaps, r->chk.gap_beats,
-	       r->rec.drop_count, r->drops_match, r->chk.corrupt, r->chk.backward, r->rec.complete,
-	       r->seconds, mbps, r->cpu_ns / 1e9, rc);
+	       r->rec.drop_count, r->drops_match, r->chk.corrupt, r->chk.backward, r->sums_good,
+	       r->sums_bad, r->rec.complete, r->seconds, mbps, r->cpu_ns / 1e9, rc);
 }
 
 static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
@@ -270,6 +331,7 @@ static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
 	int rc;
 
 	o->on_event = on_event;
+	o->on_bad_chunk = on_bad_chunk;
 	o->progress = c->quiet || c->json ? NULL : cli_progress_bytes;
 	o->notice = cli_note;
 	o->arg = c;
@@ -280,7 +342,7 @@ static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
 	if (rc == NVT_EXIT_RUNTIME || rc == NVT_EXIT_USAGE)
 		cli_error("%s", cli_err_msg(&r->err));
 	if (c->json) {
-		verify_json(o, r, rc, stdout);
+		verify_json(o, c, rc, stdout);
 		return rc;
 	}
 	if (rc == NVT_EXIT_RUNTIME) {

@@ -33,8 +33,9 @@ assert j["drop_events"] == []
 PY
 ok "info human and JSON"
 
-# the file is exactly header + data
-[ "$(stat -c %s "$f")" = $((4096 + bytes)) ] || fail "file size"
+# the file is exactly header + data + the index (the chunk checksums) on the next 4 KiB boundary
+[ "$(hdr index_offset "$f")" = $(((4096 + bytes + 4095) / 4096 * 4096)) ] || fail "index offset"
+[ "$(stat -c %s "$f")" = "$(rec_end "$f")" ] || fail "file size"
 
 if [ "$(id -u)" = 0 ]; then
 	make_loop 1G xfs

@@ -67,6 +67,15 @@ wait_header() {
 	fail "$1: header generation $2 not written within 60 s"
 }
 
+# rec_end FILE... (info's arguments): where a complete recording ends: its index's end, or
+# header + data without one
+rec_end() {
+	"$NVT" info --json "$@" | python3 -c "
+import json, sys
+h = json.load(sys.stdin)['header']
+print(h['index_offset'] + h['index_bytes'] if h['index_bytes'] else 4096 + h['data_bytes'])"
+}
+
 hdr() {
 	"$NVT" info --json "$2" | python3 -c "import json,sys; print(json.load(sys.stdin)['header']['$1'])"
 }

@@ -189,6 +189,8 @@ def claim(data_bytes, flags=None):
     for s in (0, 2048):
         struct.pack_into("<Q", out, s + 72, data_bytes)
         struct.pack_into("<Q", out, s + 80, data_bytes)
+        if data_bytes != 24 << 20:  # the index (chunk checksums) after the real data: none
+            struct.pack_into("<QQI", out, s + 112, 0, 0, 0)
         if flags is not None:
             struct.pack_into("<I", out, s + 20, flags)
         struct.pack_into("<I", out, s + 2044, nvtape.crc32c(bytes(out[s:s + 2044])))
@@ -221,7 +223,7 @@ v1[:1560] = slot[:1560]
 struct.pack_into("<I", v1, 8, 1)
 struct.pack_into("<I", v1, 4092, nvtape.crc32c(bytes(v1[:4092])))
 open(t + "/v1.nvt", "wb").write(bytes(v1) + raw[4096:])
-data_bytes = len(raw) - 4096
+data_bytes = 24 << 20  # the recording's own index (its chunk checksums) is replaced
 idx = b"NVTINDEX" + struct.pack("<II", 1, 1) + struct.pack("<IIQ", 1, 24, 24) + \
     struct.pack("<3Q", data_bytes, 777, 123456789)
 blk = bytearray(raw[:4096])
@@ -229,10 +231,10 @@ for s in (0, 2048):
     struct.pack_into("<QQ", blk, s + 88, 777, 1)                      # drop_count, drop_events
     struct.pack_into("<QQI", blk, s + 112, 4096 + data_bytes, len(idx), nvtape.crc32c(idx))
     struct.pack_into("<I", blk, s + 2044, nvtape.crc32c(bytes(blk[s:s + 2044])))
-open(t + "/idx.nvt", "wb").write(bytes(blk) + raw[4096:] + idx)
+open(t + "/idx.nvt", "wb").write(bytes(blk) + raw[4096:4096 + data_bytes] + idx)
 bad = bytearray(idx)
 bad[-1] ^= 1
-open(t + "/badidx.nvt", "wb").write(bytes(blk) + raw[4096:] + bytes(bad))
+open(t + "/badidx.nvt", "wb").write(bytes(blk) + raw[4096:4096 + data_bytes] + bytes(bad))
 PY
 same "$T/v1.nvt"
 [ "$(hdr version "$T/v1.nvt")" = 1 ] || fail "version 1 header"

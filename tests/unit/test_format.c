@@ -12,6 +12,9 @@
 #include <cmocka.h>
 
 #include "nvtape/format.h"
+#include "format/index.h"
+#include "format/sums.h"
+#include "util/crc32c.h"
 #include "nvtape/layout.h"
 #include "nvtape/pattern.h"
 #include "nvtape/recover.h"
@@ -40,6 +43,45 @@ static void sample(struct nvt_recording *r)
 	strcpy(r->hostname, "rig-7");
 	strcpy(r->writer, "nvtape 0.1.0");
 	strcpy(r->source_name, "dma_producer_x1");
+}
+
+/* The instruction version against the tables at every length and alignment around the
+ * stream blocks, and combining (A, B) into A followed by B. */
+static void test_crc32c_hw_and_combine(void **state)
+{
+	size_t n = 3 * (64u << 10) * 2 + 3 * 4096 + 77;
+	uint8_t *buf = malloc(n + 8);
+	uint32_t x = 12345;
+	(void)state;
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < n + 8; i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	size_t lens[] = {0,
+			 1,
+			 7,
+			 8,
+			 9,
+			 4095,
+			 3 * 4096,
+			 3 * 4096 + 5,
+			 3 * 65536 - 1,
+			 3 * 65536,
+			 3 * 65536 + 3 * 4096 + 9,
+			 n};
+	for (unsigned a = 0; a < 8; a++)
+		for (unsigned i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+			assert_int_equal(nvt_crc32c(7, buf + a, lens[i]),
+					 nvt_crc32c_soft(7, buf + a, lens[i]));
+	for (size_t cut = 0; cut <= n; cut += n / 7 + 1) {
+		uint32_t whole = nvt_crc32c(0, buf, n);
+		uint32_t a = nvt_crc32c(0, buf, cut), b = nvt_crc32c(0, buf + cut, n - cut);
+		assert_int_equal(nvt_crc32c_combine(a, b, n - cut), whole);
+	}
+	assert_non_null(nvt_crc32c_impl());
+	free(buf);
 }
 
 static void test_crc32c_vector(void **state)
@@ -429,6 +471,119 @@ static void test_recover_gap_in_checkpoint(void **state)
 	assert_int_equal(r.drop_events, 1);
 }
 
+/* The writer's spans stay bounded: past max, neighbours merge and each CRC is that of the
+ * bytes it covers; the reader's check finds the one bad byte's span, reads at any alignment,
+ * and counts spans the data jumped over. */
+static void test_sums_bounded_and_checked(void **state)
+{
+	const uint64_t chunk = 1000, n = 37;
+	uint8_t *data = malloc(chunk * n);
+	struct nvt_sums s;
+	struct nvt_sums_check c;
+	(void)state;
+
+	assert_non_null(data);
+	for (uint64_t i = 0; i < chunk * n; i++)
+		data[i] = (uint8_t)(i * 13 + i / 251);
+	nvt_sums_init(&s, 8);
+	for (uint64_t k = 0; k < n; k++)
+		nvt_sums_add(&s, chunk, nvt_crc32c(0, data + k * chunk, chunk));
+	assert_true(s.n <= 8);
+	assert_int_equal(s.end, chunk * n);
+	for (uint64_t i = 0, at = 0; i < s.n; i++) {
+		assert_int_equal(s.e[i].data_offset, at);
+		assert_int_equal(s.e[i].crc32c, nvt_crc32c(0, data + at, s.e[i].length));
+		at += s.e[i].length;
+	}
+	assert_int_equal(s.granule, 8); /* 37 chunks in at most 8 spans */
+	data[5 * chunk + 3] ^= 0x40;
+	nvt_sums_check_init(&c, s.e, s.n, chunk * n);
+	for (uint64_t off = 0; off < chunk * n; off += 777)
+		nvt_sums_check_feed(&c, data + off, off + 777 > chunk * n ? chunk * n - off : 777,
+				    off);
+	assert_int_equal(c.bad, 1);
+	assert_int_equal(c.good, s.n - 1);
+	assert_true(nvt_sums_check_complete(&c));
+	nvt_sums_check_init(&c, s.e, s.n, chunk * n); /* the second span's bytes never come */
+	nvt_sums_check_feed(&c, data, s.e[0].length, 0);
+	nvt_sums_check_feed(&c, data + s.e[2].data_offset, chunk * n - s.e[2].data_offset,
+			    s.e[2].data_offset);
+	assert_int_equal(c.skipped, 1);
+	assert_false(nvt_sums_check_complete(&c));
+	nvt_sums_free(&s);
+	free(data);
+}
+
+/* Data that is not the test pattern, interrupted: recover keeps what the checkpoint vouched for
+ * and then every chunk whose data matches the checksum the checkpoint's index holds for it, up
+ * to the first that does not; the checkpoint's drop events come along and the new index keeps
+ * the checksums of the data kept. */
+static void test_recover_by_checksums(void **state)
+{
+	char path[] = "/tmp/nvt-rcs-XXXXXX";
+	int fd = mkstemp(path);
+	static uint8_t blk[NVT_HEADER_SIZE];
+	const uint64_t chunk = 8192, nchunks = 10, len = chunk * nchunks;
+	struct nvt_chunk_crc crc[10];
+	struct nvt_drop_event ev[2] = {{.data_offset = 2 * chunk, .beats = 11, .time_ns = 5},
+				       {.data_offset = 6 * chunk, .beats = 4, .time_ns = 9}};
+	struct nvt_index ix = {.ev = ev, .nev = 2, .crc = crc, .ncrc = nchunks};
+	struct nvt_recording r;
+	struct nvt_recover_opts o;
+	struct nvt_recover_result res;
+	struct nvt_layout l = {0};
+	struct nvt_index got;
+	struct nvt_err err = {0};
+	uint8_t *data = malloc(len), *ibuf = calloc(1, 8192);
+	uint64_t used;
+	uint32_t icrc;
+	(void)state;
+
+	assert_true(fd >= 0 && data && ibuf);
+	for (uint64_t i = 0; i < len; i++)
+		data[i] = (uint8_t)(i * 7 + i / 4093);
+	for (uint64_t k = 0; k < nchunks; k++)
+		crc[k] = (struct nvt_chunk_crc){.data_offset = k * chunk,
+						.length = chunk,
+						.crc32c = nvt_crc32c(0, data + k * chunk, chunk),
+						.chunks = 1};
+	data[7 * chunk + 100] ^= 1; /* chunk 7 did not land intact */
+	assert_true(nvt_index_build(&ix, ibuf, 8192, &used, &icrc) > 0);
+	sample(&r);
+	r.flags = 0;
+	r.source_kind = NVT_SRC_STDIN;
+	r.beat_bytes = 1;
+	r.data_offset = NVT_HEADER_SIZE;
+	r.data_bytes = 0;
+	r.durable_bytes = 3 * chunk;
+	r.drop_count = 15;
+	r.drop_events = 2;
+	r.index_offset = NVT_HEADER_SIZE + len + 4096; /* ahead of the data, as a growing file */
+	r.index_bytes = used;
+	r.index_crc = icrc;
+	nvt_header_block_encode(&r, blk);
+	assert_int_equal(write(fd, blk, sizeof(blk)), (ssize_t)sizeof(blk));
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	assert_int_equal(pwrite(fd, ibuf, 8192, (off_t)r.index_offset), 8192);
+	close(fd);
+	nvt_recover_opts_default(&o);
+	o.path = path;
+	assert_int_equal(nvt_recover(&o, &res), 0);
+	assert_int_equal(res.after.data_bytes, 7 * chunk);
+	assert_int_equal(res.extended_bytes, 4 * chunk);
+	assert_int_equal(res.after.drop_count, 15);
+	nvt_layout_resolve(&l, path, &l);
+	assert_int_equal(nvt_recording_read_index_all(&l, &res.after, &got, &err), 0);
+	assert_int_equal(got.nev, 2);
+	assert_int_equal(got.ev[1].data_offset, 6 * chunk);
+	assert_int_equal(got.ncrc, 7);
+	assert_int_equal(got.crc[6].crc32c, crc[6].crc32c);
+	nvt_index_clear(&got);
+	unlink(path);
+	free(data);
+	free(ibuf);
+}
+
 /* Beyond the checkpoint, recover follows the pattern across a drop (a forward jump at a chunk
  * boundary, within the rate's reach since the start) and indexes it; a jump inside a chunk, or
  * further than the rate can have reached (an earlier run's blocks), ends what it keeps. */
@@ -455,6 +610,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32c_vector),
+		cmocka_unit_test(test_crc32c_hw_and_combine),
 		cmocka_unit_test(test_header_roundtrip),
 		cmocka_unit_test(test_header_damage),
 		cmocka_unit_test(test_header_v1),
@@ -467,6 +623,8 @@ int main(void)
 		cmocka_unit_test(test_recover_unaligned),
 		cmocka_unit_test(test_recover_gap_in_checkpoint),
 		cmocka_unit_test(test_recover_across_drops),
+		cmocka_unit_test(test_recover_by_checksums),
+		cmocka_unit_test(test_sums_bounded_and_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -196,6 +196,8 @@ int nvt_play(const struct nvt_play_opts *given, struct nvt_play_result *res)
 		f.ops->close(f.state);
 	if (nvt_player_close(f.pl, res) && !rc)
 		rc = -(res->err.code ? res->err.code : EIO);
+	if (res->sums_bad)
+		res->problems |= NVT_PP_CHECKSUM;
 	if (rc)
 		return rc;
 	res->complete = f.finished && !res->interrupted && !res->err.code;

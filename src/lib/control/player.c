@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "nvtape/player.h"
+#include "format/index.h"
+#include "format/sums.h"
 #include "ring/pump.h"
 #include "ring/ring.h"
 #include "storage/engine.h"
@@ -25,6 +27,10 @@ struct nvt_player {
 	struct nvt_recording rec;
 	struct nvt_drop_event *ev;
 	uint64_t nev;
+	struct nvt_chunk_crc *crc; /* the chunk checksums, checked as chunks land (read thread) */
+	uint64_t ncrc, pass;
+	struct nvt_sums_check sums;
+	uint64_t sums_good, sums_bad, first_bad;
 	struct nvt_layout layout;
 	struct nvt_ring ring;
 	struct nvt_engine eng;
@@ -107,12 +113,59 @@ static bool read_done(struct nvt_player *p, const struct nvt_io_done *d)
 	return rc > 0;
 }
 
+static void on_bad_span(void *arg, const struct nvt_chunk_crc *span, uint32_t found)
+{
+	struct nvt_player *p = arg;
+
+	(void)found;
+	if (p->first_bad == UINT64_MAX)
+		p->first_bad = span->data_offset;
+}
+
+/* Chunk k has landed: through the checksums of its pass. */
+static void check_sums(struct nvt_player *p, uint64_t k, uint64_t len)
+{
+	uint64_t pass = k / p->per_pass;
+
+	if (pass != p->pass || k == 0) {
+		p->sums_good += p->sums.good;
+		p->sums_bad += p->sums.bad;
+		nvt_sums_check_init(&p->sums, p->crc, p->ncrc, p->valid);
+		p->sums.on_bad = on_bad_span;
+		p->sums.arg = p;
+		p->pass = pass;
+	}
+	nvt_sums_check_feed(&p->sums, nvt_ring_chunk(&p->ring, k), len, chunk_offset(p, k));
+}
+
+/* The index: drop events for the checks, chunk checksums for the reads. An interrupted
+ * recording's (its last checkpoint's) is used when it can be read. */
+static int read_index(struct nvt_player *p, struct nvt_err *err)
+{
+	struct nvt_index ix;
+	struct nvt_err ierr = {0};
+
+	if (nvt_recording_read_index_all(&p->layout, &p->rec, &ix, &ierr)) {
+		if (!p->rec.complete)
+			return 0;
+		*err = ierr;
+		return -1;
+	}
+	p->ev = ix.ev;
+	p->nev = ix.nev;
+	p->crc = ix.crc;
+	p->ncrc = ix.ncrc;
+	return 0;
+}
+
 static void publish_in_order(struct nvt_player *p)
 {
 	uint64_t prefill = p->total < p->ring.nchunks ? p->total : p->ring.nchunks;
 	uint64_t k, off, len;
 
 	while (nvt_pump_ready(&p->pump, &k, &off, &len)) {
+		if (p->ncrc)
+			check_sums(p, k, len);
 		nvt_pump_retire(&p->pump, 0);
 		atomic_fetch_add(&p->bytes_read, len);
 	}
@@ -201,7 +254,7 @@ static int open_recording(struct nvt_player *p, struct nvt_err *err)
 	nvt_layout_resolve(&p->o.layout, p->o.path, &p->layout);
 	if (nvt_recording_open(&p->layout, rec, err))
 		return -(err->code ? err->code : EIO);
-	if (rec->complete && nvt_recording_read_index(&p->layout, rec, &p->ev, &p->nev, err))
+	if (rec->format == NVT_FMT_NVTAPE && read_index(p, err))
 		return -(err->code ? err->code : EIO);
 	if (rec->valid_bytes < rec->beat_bytes) {
 		nvt_err_set(err, ENODATA, "%s holds no data to play", p->layout.path[0]);
@@ -261,6 +314,7 @@ static void destroy(struct nvt_player *p)
 	pthread_cond_destroy(&p->ready_cv);
 	nvt_pump_free(&p->pump);
 	free(p->ev);
+	free(p->crc);
 	free(p);
 }
 
@@ -275,6 +329,7 @@ int nvt_player_open(const struct nvt_play_opts *o, struct nvt_player **out, stru
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
+	p->first_bad = UINT64_MAX;
 	nvt_play_opts_init(&p->o);
 	rc = nvt_opts_merge(&p->o, sizeof(p->o), o, "nvt_play_opts_init", err);
 	if (!rc && (p->o.chunk_bytes < NVT_BLOCK || p->o.chunk_bytes % NVT_BLOCK ||
@@ -385,6 +440,10 @@ int nvt_player_close(struct nvt_player *p, struct nvt_play_result *res)
 			p->t_read_end > p->t_read0 ? (p->t_read_end - p->t_read0) / 1e9 : 0;
 		res->read_cpu_ns = p->cpu_ns;
 		res->max_inflight = p->pump.max_inflight;
+		res->sums_checked = p->ncrc > 0;
+		res->sums_good = p->sums_good + p->sums.good;
+		res->sums_bad = p->sums_bad + p->sums.bad;
+		res->first_bad_offset = p->first_bad;
 		/* a read that failed is the cause; the sink only saw the ring end under it */
 		if (p->err.code && (!res->err.code || atomic_load(&p->failed)))
 			res->err = p->err;

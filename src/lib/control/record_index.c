@@ -23,26 +23,22 @@
 
 #include "control/record_index.h"
 #include "control/recorder_int.h"
+#include "format/index.h"
 #include "storage/layout_io.h"
 #include "util/sysutil.h"
 
 #define MARGIN_MIN (64ull << 20)
 #define MARGIN_MAX (64ull << 30)
 
-static uint64_t index_bytes_for(uint64_t events)
-{
-	return align_up(sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
-				events * sizeof(struct nvt_drop_event),
-			NVT_BLOCK);
-}
-
 uint64_t nvt_rec_index_reserve(uint64_t data_bytes, uint32_t chunk_bytes)
 {
-	uint64_t events = data_bytes / chunk_bytes + 2;
+	uint64_t events = data_bytes / chunk_bytes + 2, spans = events;
 
 	if (events > NVT_REC_EVENTS_MAX)
 		events = NVT_REC_EVENTS_MAX;
-	return 2 * index_bytes_for(events);
+	if (spans > NVT_SUMS_MAX)
+		spans = NVT_SUMS_MAX;
+	return 2 * nvt_index_size(events, spans);
 }
 
 /* The logical size of a target made of block devices only; 0 when any member is a file. */
@@ -134,7 +130,8 @@ static uint64_t margin(struct nvt_recorder *r)
 		else if (want > (long double)m)
 			m = (uint64_t)want;
 	}
-	return m + (uint64_t)r->ring.nchunks * r->ring.chunk_bytes;
+	m += (uint64_t)r->ring.nchunks * r->ring.chunk_bytes;
+	return m >> r->ix.shrink; /* a filesystem short of space: closer to the data */
 }
 
 /* Where an index of len bytes may go now: never over a region a header may point at, never
@@ -157,8 +154,9 @@ static uint64_t place(struct nvt_recorder *r, uint64_t len)
 	return at;
 }
 
-/* Events below the checkpoint as they are, the rest of the count as one event at the
- * checkpoint: the index sums to the header's drop_count, like the final one. */
+/* The drop events so far, and the drops not yet an event as one where the next data goes: the
+ * index sums to the header's drop_count, like the final one. The checksums of every chunk
+ * queued so far: beyond the checkpoint they let recover keep what landed intact. */
 static int build(struct nvt_recorder *r, uint64_t target)
 {
 	struct nvt_rec_index *x = &r->ix;
@@ -167,19 +165,19 @@ static int build(struct nvt_recorder *r, uint64_t target)
 	long padded;
 
 	drops = atomic_load(&r->drops); /* after the copy: at least the sum of its events */
-	for (uint64_t i = 0; i < n; i++)
-		if (ev[i].data_offset < target) {
-			ev[kept++] = ev[i];
-			sum += ev[i].beats;
-		}
-	if (drops > sum) {
+	for (uint64_t i = 0; i < n; i++) {
+		ev[kept++] = ev[i];
+		sum += ev[i].beats;
+	}
+	if (drops > sum) { /* lost since the last data: where the next data goes */
 		struct nvt_drop_event *g = realloc(ev, (kept + 1) * sizeof(*ev));
 		if (!g) {
 			free(ev);
 			return -ENOMEM;
 		}
 		ev = g;
-		ev[kept++] = (struct nvt_drop_event){.data_offset = target,
+		uint64_t at = atomic_load(&r->produced);
+		ev[kept++] = (struct nvt_drop_event){.data_offset = at > target ? at : target,
 						     .beats = drops - sum,
 						     .time_ns = nvt_mono_ns() -
 								atomic_load(&r->t0_mono)};
@@ -187,11 +185,11 @@ static int build(struct nvt_recorder *r, uint64_t target)
 	x->len = 0;
 	x->drops = drops;
 	x->nev = kept;
-	if (!kept) {
+	if (!kept && !r->sums.n) {
 		free(ev);
 		return 0;
 	}
-	uint64_t need = index_bytes_for(kept);
+	uint64_t need = nvt_index_size(kept, r->sums.n);
 	if (need > x->cap) {
 		void *b = NULL;
 		if (posix_memalign(&b, NVT_BLOCK, need)) {
@@ -202,7 +200,8 @@ static int build(struct nvt_recorder *r, uint64_t target)
 		x->buf = b;
 		x->cap = need;
 	}
-	padded = nvt_index_encode(ev, kept, x->buf, x->cap, &x->used, &x->crc);
+	struct nvt_index ix = {.ev = ev, .nev = kept, .crc = r->sums.e, .ncrc = r->sums.n};
+	padded = nvt_index_build(&ix, x->buf, x->cap, &x->used, &x->crc);
 	free(ev);
 	if (padded < 0)
 		return (int)padded;
@@ -281,6 +280,12 @@ void nvt_rec_index_done(struct nvt_recorder *r, int64_t res)
 
 	if (x->pending)
 		x->pending--;
+	if (res == -ENOSPC && !x->slot && x->shrink < 12 && !x->write_failed) {
+		x->write_failed =
+			true; /* this checkpoint goes without; the next one tries closer */
+		x->shrink++;
+		return;
+	}
 	if (res < 0 && !x->write_failed) {
 		x->write_failed = true;
 		char why[128];

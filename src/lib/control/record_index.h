@@ -16,10 +16,11 @@ struct nvt_rec_index {
 	uint64_t base, slot; /* two slots of slot bytes from base; slot 0: ahead of the data */
 	uint64_t data_end;   /* data must end before it (a device's index slots), else max */
 	uint64_t margin_min; /* growing files: the index at least this far ahead of the data */
-	void *buf;           /* the encoded index, 4 KiB aligned */
-	uint64_t cap, len;   /* buf's size, the padded index length (0: no index) */
-	uint64_t off, sent;  /* where it goes, bytes queued */
-	unsigned pending;    /* writes in flight */
+	unsigned shrink; /* the margin divided by 2^shrink after the filesystem ran out of space */
+	void *buf;       /* the encoded index, 4 KiB aligned */
+	uint64_t cap, len;  /* buf's size, the padded index length (0: no index) */
+	uint64_t off, sent; /* where it goes, bytes queued */
+	unsigned pending;   /* writes in flight */
 	uint64_t used, drops, nev;
 	uint32_t crc;
 	uint64_t lo[2], hi[2]; /* [0] the index of the durable header, [1] of the one in flight */

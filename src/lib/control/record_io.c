@@ -14,6 +14,7 @@
 
 #include "control/recorder_int.h"
 #include "ring/pump.h"
+#include "format/index.h"
 #include "format/lifecycle.h"
 #include "util/sysutil.h"
 
@@ -137,6 +138,10 @@ static void issue_writes(struct nvt_recorder *r)
 			break;
 		if (r->counting)
 			check_counter(r, nvt_ring_chunk(&r->ring, r->pump.queued - 1), len, off);
+		if (!r->o.no_checksums)
+			nvt_sums_add(
+				&r->sums, len,
+				nvt_crc32c(0, nvt_ring_chunk(&r->ring, r->pump.queued - 1), len));
 		r->issue_off += len;
 	}
 }
@@ -450,28 +455,33 @@ static uint64_t settle_events(struct nvt_recorder *r, struct nvt_drop_event **ev
 	return kept;
 }
 
-/* The index at off (or beside an index a checkpoint's header points at); *end moves past it
- * when it was written. */
+/* The index at off (or beside an index a checkpoint's header points at): the drop events and
+ * the checksums of the chunks written; *end moves past it when it was written. */
 static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev, uint64_t n,
 			uint64_t off, uint64_t *end)
 {
-	size_t cap = align_up(sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
-				      n * sizeof(*ev),
-			      NVT_BLOCK);
+	struct nvt_index ix = {.ev = (struct nvt_drop_event *)ev, .nev = n, .crc = r->sums.e};
 	struct nvt_err ierr = {0};
+	size_t cap;
 	void *buf = NULL;
 	uint64_t used;
 	uint32_t crc;
 	long padded;
 
+	while (ix.ncrc < r->sums.n && /* the spans of what was written */
+	       r->sums.e[ix.ncrc].data_offset + r->sums.e[ix.ncrc].length <= r->written)
+		ix.ncrc++;
+	cap = nvt_index_size(n, ix.ncrc);
 	if (posix_memalign(&buf, NVT_BLOCK, cap)) {
 		nvt_rec_notice(r,
 			       "the drop index could not be written (out of memory); the header "
 			       "still counts %llu drops",
 			       (unsigned long long)r->rec.drop_count);
+		r->rec.index_offset = r->rec.index_bytes = 0;
+		r->rec.index_crc = 0;
 		return;
 	}
-	padded = nvt_index_encode(ev, n, buf, cap, &used, &crc);
+	padded = nvt_index_build(&ix, buf, cap, &used, &crc);
 	if (padded > 0)
 		off = nvt_rec_index_final_place(r, off, (uint64_t)padded);
 	if (padded > 0 && r->eng.ops->write_sync(&r->eng, buf, (uint64_t)padded, off, &ierr) == 0) {
@@ -484,6 +494,8 @@ static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev,
 			       "the drop index could not be written (%s); the header still counts "
 			       "%llu drops",
 			       ierr.msg, (unsigned long long)r->rec.drop_count);
+		r->rec.index_offset = r->rec.index_bytes = 0; /* not a checkpoint's either */
+		r->rec.index_crc = 0;
 	}
 	free(buf);
 }
@@ -502,11 +514,29 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	uint64_t live = nvt_rec_index_live_end(r);
 	int rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end > live ? end : live, err);
 
-	if (!rc && (kept || stuck) && r->o.format == NVT_FMT_NVTAPE) {
+	if (!rc && (kept || stuck || r->sums.n) && r->o.format == NVT_FMT_NVTAPE) {
 		write_index(r, ev, kept,
 			    align_up(stuck ? NVT_HEADER_SIZE + r->issue_off : end, NVT_BLOCK),
 			    &end);
 		rc = r->eng.ops->truncate(&r->eng, end > live ? end : live, err);
+	}
+	if (!rc && !stuck && live > end) {
+		/* The last checkpoint's index lies beyond the end: a header that points at the
+		 * final index, still without COMPLETE, is made durable before the file is cut, so
+		 * that a crash at any moment finds a header whose index is in the file. */
+		rc = r->eng.ops->flush_now ? r->eng.ops->flush_now(&r->eng, err)
+					   : r->eng.ops->sync_now(&r->eng, err);
+		if (!rc) {
+			nvt_recording_checkpoint(&r->rec, r->written, r->rec.drop_count,
+						 nvt_real_ns());
+			nvt_recording_encode(&r->rec, r->hdr);
+			rc = r->eng.ops->write_sync(&r->eng, r->hdr, NVT_HEADER_SIZE, 0, err);
+		}
+		if (!rc)
+			rc = r->eng.ops->sync_now(&r->eng, err);
+		if (!rc)
+			rc = r->eng.ops->truncate(&r->eng, end, err);
+		live = 0;
 	}
 	if (stuck)
 		nvt_rec_notice(r,
@@ -538,7 +568,7 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	if (rc && atomic_load(&r->failed))
 		nvt_rec_notice(r, "the final header is written, but making it durable failed (%s)",
 			       err->msg);
-	/* the complete header is durable: the checkpoint's index beyond the end goes */
+	/* a hung drive: the checkpoint's index beyond the end goes after the complete header */
 	if (!rc && live > end) {
 		rc = r->eng.ops->truncate(&r->eng, end, err);
 		if (!rc)

@@ -322,6 +322,7 @@ static void destroy(struct nvt_recorder *r)
 	pthread_cond_destroy(&r->open_cv);
 	free(r->ev);
 	nvt_rec_index_free(r);
+	nvt_sums_free(&r->sums);
 	nvt_pump_free(&r->pump);
 	free(r->hdr);
 	free(r->ckpt_hdr);
@@ -349,6 +350,7 @@ int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out
 		return rc;
 	}
 	nvt_ring_init(&r->ring);
+	nvt_sums_init(&r->sums, NVT_SUMS_MAX);
 	pthread_mutex_init(&r->ev_lock, NULL);
 	pthread_mutex_init(&r->open_lock, NULL);
 	pthread_cond_init(&r->open_cv, NULL);

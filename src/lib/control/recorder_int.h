@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "control/record_index.h"
+#include "format/sums.h"
 #include "nvtape/recorder.h"
 #include "ring/pump.h"
 #include "ring/ring.h"
@@ -73,6 +74,7 @@ struct nvt_recorder {
 	enum { CKPT_INDEX, CKPT_SYNC } ckpt_phase; /* writing the index; data sync queued */
 	uint64_t ckpt_target, ckpt_last;
 	struct nvt_rec_index ix; /* the drop index written with each checkpoint */
+	struct nvt_sums sums;    /* CRC32C of every chunk queued (I/O thread) */
 	bool ev_full;            /* NVT_REC_EVENTS_MAX reached: drops join the last event */
 	struct nvt_hist ckpt_hist;
 	bool counting; /* cc: the data's counter, checked as chunks are queued */

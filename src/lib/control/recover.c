@@ -17,6 +17,8 @@
 #include "nvtape/pattern.h"
 #include "nvtape/recover.h"
 #include "control/scan.h"
+#include "format/index.h"
+#include "format/sums.h"
 #include "util/sysutil.h"
 
 struct rstate {
@@ -30,7 +32,9 @@ struct rstate {
 	struct nvt_drop_event *ev;
 	uint64_t nev, cap;
 	int oom;
-	uint64_t old_lo, old_index_end; /* the index the checkpoint's header points at */
+	uint64_t old_lo, old_index_end;  /* the index the checkpoint's header points at */
+	const struct nvt_chunk_crc *crc; /* the checksums of the data kept */
+	uint64_t ncrc;
 };
 
 void nvt_recover_opts_default(struct nvt_recover_opts *o)
@@ -270,17 +274,24 @@ static void keep_checkpoint_drops(struct rstate *s)
 	rec->drop_events = s->nev;
 }
 
-/* The drops of the checkpoint's index, for data whose gaps cannot be seen. */
-static void load_checkpoint_drops(const struct nvt_recover_opts *o, const struct nvt_layout *L,
-				  struct rstate *s)
+/* The checkpoint's index, for data whose gaps cannot be seen: its drops, and the checksums
+ * of the chunks written so far (*ix). */
+static void load_checkpoint_index(const struct nvt_recover_opts *o, const struct nvt_layout *L,
+				  struct rstate *s, struct nvt_index *ix)
 {
 	const struct nvt_recording *rec = s->rec;
 	struct nvt_err ierr = {0};
 
-	if (rec->format != NVT_FMT_NVTAPE || rec->source_kind == NVT_SRC_TPG || !rec->index_bytes)
+	memset(ix, 0, sizeof(*ix));
+	if (rec->format != NVT_FMT_NVTAPE || !rec->index_bytes)
 		return;
-	if (nvt_recording_read_index(L, rec, &s->ev, &s->nev, &ierr) == 0) {
-		s->cap = s->nev;
+	if (nvt_recording_read_index_all(L, rec, ix, &ierr) == 0) {
+		if (rec->source_kind != NVT_SRC_TPG) { /* the pattern's gaps are found anew */
+			s->ev = ix->ev;
+			s->nev = s->cap = ix->nev;
+			ix->ev = NULL;
+			ix->nev = 0;
+		}
 		return;
 	}
 	s->nev = 0;
@@ -292,6 +303,49 @@ static void load_checkpoint_drops(const struct nvt_recover_opts *o, const struct
 			 ierr.msg, (unsigned long long)rec->drop_count);
 		o->notice(msg, o->arg);
 	}
+}
+
+/* Data past the checkpoint is kept chunk by chunk while it matches the checksum recorded for
+ * it, from the span the checkpoint ends in: what landed intact before the crash. */
+static int extend_by_sums(const struct nvt_layout *L, struct rstate *s, const struct nvt_index *ix,
+			  uint64_t data_avail, struct nvt_err *err)
+{
+	const uint64_t piece = 8u << 20;
+	struct nvt_sums_check c;
+	int fd[NVT_MAX_MEMBERS];
+	uint8_t *buf;
+	uint64_t i = 0;
+
+	nvt_sums_check_init(&c, ix->crc, ix->ncrc, data_avail);
+	while (i < c.n && ix->crc[i].data_offset + ix->crc[i].length <= s->limit)
+		i++;
+	if (i == c.n || ix->crc[i].data_offset + ix->crc[i].length > data_avail)
+		return 0;
+	buf = malloc(piece);
+	if (!buf || nvt_layout_open(L, O_RDONLY, fd, err)) {
+		free(buf);
+		return buf ? -1 : 0;
+	}
+	for (; i < c.n && ix->crc[i].data_offset + ix->crc[i].length <= data_avail; i++) {
+		const struct nvt_chunk_crc *e = &ix->crc[i];
+		uint32_t crc = 0;
+		for (uint64_t done = 0; done < e->length;) {
+			uint64_t k = e->length - done < piece ? e->length - done : piece;
+			if (nvt_layout_pread(L, fd, buf, k,
+					     s->rec->data_offset + e->data_offset + done))
+				goto out;
+			crc = nvt_crc32c(crc, buf, k);
+			done += k;
+		}
+		if (crc != e->crc32c)
+			break;
+		if (e->data_offset + e->length > s->valid)
+			s->valid = e->data_offset + e->length;
+	}
+out:
+	nvt_layout_close(L, fd);
+	free(buf);
+	return 0;
 }
 
 /* The recording as recovered, in memory: its valid length, its drops, complete, no index yet. */
@@ -332,7 +386,9 @@ static int write_index(const struct nvt_layout *L, const int *fd, const struct r
 		       uint64_t end, uint64_t *index_end, struct nvt_err *err)
 {
 	struct nvt_recording *rec = s->rec;
-	size_t cap = (32 + s->nev * sizeof(struct nvt_drop_event) + 4095) / 4096 * 4096;
+	struct nvt_index ix = {
+		.ev = s->ev, .nev = s->nev, .crc = (struct nvt_chunk_crc *)s->crc, .ncrc = s->ncrc};
+	size_t cap = nvt_index_size(s->nev, s->ncrc);
 	void *ibuf = malloc(cap);
 	uint64_t used, off = (end + 4095) / 4096 * 4096;
 	uint32_t crc;
@@ -340,7 +396,7 @@ static int write_index(const struct nvt_layout *L, const int *fd, const struct r
 	if (s->old_index_end > off && s->old_lo < off + cap)
 		off = (s->old_index_end + 4095) / 4096 * 4096;
 
-	if (!ibuf || nvt_index_encode(s->ev, s->nev, ibuf, cap, &used, &crc) < 0 ||
+	if (!ibuf || nvt_index_build(&ix, ibuf, cap, &used, &crc) < 0 ||
 	    write_all(L, fd, ibuf, used, off, err)) {
 		free(ibuf);
 		nvt_err_set(err, EIO, "cannot write the rebuilt drop index");
@@ -406,7 +462,7 @@ static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nv
 	/* the checkpoint's index stays until the complete header is durable */
 	keep = end > s->old_index_end ? end : s->old_index_end;
 	rc = truncate_members(L, fd, keep, err);
-	if (!rc && rec->format == NVT_FMT_NVTAPE && s->nev) {
+	if (!rc && rec->format == NVT_FMT_NVTAPE && (s->nev || s->ncrc)) {
 		rc = write_index(L, fd, s, end, &end, err);
 		keep = end > s->old_index_end ? end : s->old_index_end;
 		if (!rc)
@@ -414,6 +470,23 @@ static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nv
 	}
 	if (!rc) /* the cut and the index durable before the header says COMPLETE */
 		rc = sync_members(L, fd, err);
+	if (!rc && keep > end && rec->format == NVT_FMT_NVTAPE) {
+		/* the checkpoint's index lies beyond the new end: a header that points at the new
+		 * index, still without COMPLETE, is made durable before the file is cut, so that a
+		 * crash at any moment finds a header whose index is in the file */
+		struct nvt_recording mid = *rec;
+		mid.flags &= ~(NVT_FLAG_COMPLETE | NVT_FLAG_RECOVERED);
+		rc = write_header(L, fd, &mid, err);
+		s->rec->generation = mid.generation;
+		s->rec->version = mid.version;
+		if (!rc)
+			rc = sync_members(L, fd, err);
+		if (!rc)
+			rc = truncate_members(L, fd, end, err);
+		if (!rc)
+			rc = sync_members(L, fd, err);
+		keep = end;
+	}
 	if (!rc)
 		rc = write_header(L, fd, s->rec, err);
 	if (!rc)
@@ -484,6 +557,7 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 			   struct nvt_recover_result *res)
 {
 	struct rstate s = {0};
+	struct nvt_index ix = {0};
 	struct nvt_recording *rec = &res->after;
 	uint64_t data_avail;
 
@@ -506,17 +580,25 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 		s.old_lo = rec->index_offset;
 		s.old_index_end = rec->index_offset + rec->index_bytes;
 	}
-	load_checkpoint_drops(o, L, &s);
+	load_checkpoint_index(o, L, &s, &ix);
 	nvt_checker_init(&s.chk, rec->first_seq);
-	if (scan_data(o, L, &s, data_avail, &res->err)) {
+	if (scan_data(o, L, &s, data_avail, &res->err) ||
+	    (ix.ncrc && rec->source_kind != NVT_SRC_TPG &&
+	     extend_by_sums(L, &s, &ix, data_avail, &res->err))) {
+		nvt_index_clear(&ix);
 		free(s.ev);
 		return -(res->err.code ? res->err.code : EIO);
 	}
 	mark_recovered(&s, res, data_avail);
+	s.crc = ix.crc; /* the checksums of what is kept go to the new index */
+	while (s.ncrc < ix.ncrc && ix.crc[s.ncrc].data_offset + ix.crc[s.ncrc].length <= s.valid)
+		s.ncrc++;
 	if (rewrite(L, &s, &res->err)) {
+		nvt_index_clear(&ix);
 		free(s.ev);
 		return -(res->err.code ? res->err.code : EIO);
 	}
+	nvt_index_clear(&ix);
 	free(s.ev);
 	rec->complete = true;
 	rec->valid_bytes = s.valid;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Verification: O_DIRECT reads with several in flight (scan.c), every beat through the
- * pattern checker, every gap matched against the drop index. */
+ * pattern checker, every gap matched against the drop index, every chunk against its CRC32C. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +12,8 @@
 #include "storage/layout_io.h"
 #include "control/counter_pick.h"
 #include "control/scan.h"
+#include "format/index.h"
+#include "format/sums.h"
 #include "util/mul.h"
 #include "util/sysutil.h"
 
@@ -22,6 +24,9 @@ struct vstate {
 	uint64_t nev, next_ev;
 	struct nvt_counter_check cc; /* when res->counter_checked */
 	uint64_t gap_unit;           /* bytes per beat or record missing */
+	bool content;                /* the pattern or a counter is checked */
+	struct nvt_index ix;
+	struct nvt_sums_check sums; /* when res->sums_checked */
 };
 
 void nvt_verify_opts_default(struct nvt_verify_opts *o)
@@ -60,12 +65,37 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 {
 	struct vstate *v = arg;
 
+	if (v->res->sums_checked)
+		nvt_sums_check_feed(&v->sums, buf, bytes, off - v->res->rec.data_offset);
 	if (v->res->counter_checked)
 		nvt_counter_check_feed(&v->cc, buf, bytes, off);
-	else
+	else if (v->res->pattern_checked)
 		nvt_checker_feed(&v->res->chk, buf, bytes - bytes % 16, off);
 	v->res->checked_bytes += bytes;
 	return 0;
+}
+
+static void on_bad_span(void *arg, const struct nvt_chunk_crc *span, uint32_t found)
+{
+	struct vstate *v = arg;
+
+	if (v->o->on_bad_chunk)
+		v->o->on_bad_chunk(span, found, v->o->arg);
+}
+
+/* What the chunk checksums found. */
+static void sums_result(struct vstate *v)
+{
+	struct nvt_verify_result *res = v->res;
+	const struct nvt_sums_check *c = &v->sums;
+
+	res->sums_good = c->good;
+	res->sums_bad = c->bad;
+	res->sums_bad_bytes = c->bad_bytes;
+	res->sums_damaged = c->broken || !nvt_sums_check_complete(c);
+	res->sums_unchecked_bytes = res->rec.valid_bytes - c->checked_bytes;
+	if (c->bad || res->sums_damaged)
+		res->problems |= NVT_VP_CHECKSUM;
 }
 
 /* A recording whose header says its data is not the test pattern gets no beat checks; if its
@@ -108,7 +138,7 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	if (nvt_recording_open(&L, rec, &res->err))
 		return -(res->err.code ? res->err.code : EIO);
 	if (rec->format == NVT_FMT_NVTAPE &&
-	    nvt_recording_read_index(&L, rec, &v.ev, &v.nev, &res->err)) {
+	    nvt_recording_read_index_all(&L, rec, &v.ix, &res->err)) {
 		if (rec->complete)
 			return -(res->err.code ? res->err.code : EIO);
 		/* an interrupted recording's checkpoint index (a live one moves it on) */
@@ -122,6 +152,8 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 		}
 		memset(&res->err, 0, sizeof(res->err));
 	}
+	v.ev = v.ix.ev;
+	v.nev = v.ix.nev;
 	if (!rec->complete)
 		res->problems |= NVT_VP_INCOMPLETE;
 	if (rec->drop_count)
@@ -137,7 +169,14 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	res->counter_checked = rc > 0;
 	res->pattern_checked = rec->source_kind == NVT_SRC_TPG;
 	v.gap_unit = res->counter_checked ? res->counter.stride : rec->beat_bytes;
-	if ((res->pattern_checked || res->counter_checked) && rec->valid_bytes) {
+	v.content = res->pattern_checked || res->counter_checked;
+	res->sums_checked = v.ix.ncrc > 0;
+	if (res->sums_checked) {
+		nvt_sums_check_init(&v.sums, v.ix.crc, v.ix.ncrc, rec->valid_bytes);
+		v.sums.on_bad = on_bad_span;
+		v.sums.arg = &v;
+	}
+	if ((v.content || res->sums_checked) && rec->valid_bytes) {
 		struct nvt_scan_opts so = {.layout = &L,
 					   .offset = rec->data_offset,
 					   .len = rec->valid_bytes,
@@ -158,6 +197,10 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 		nvt_counter_check_init(&v.cc, &res->counter);
 		if (nvt_scan(&so, &ss, &res->err))
 			goto fail;
+		if (res->sums_checked)
+			sums_result(&v);
+	}
+	if (v.content && rec->valid_bytes) {
 		if (res->counter_checked)
 			res->chk = v.cc.counts;
 		for (uint64_t i = v.next_ev; i < v.nev; i++) {
@@ -195,13 +238,14 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 			res->problems |= NVT_VP_MISMATCH;
 	} else {
 		res->drops_match = true;
-		pattern_hint(o, &L, rec);
+		if (!v.content)
+			pattern_hint(o, &L, rec);
 	}
-	free(v.ev);
+	nvt_index_clear(&v.ix);
 	res->seconds = (nvt_mono_ns() - t0) / 1e9;
 	res->cpu_ns = nvt_thread_cpu_ns() - c0;
 	return 0;
 fail:
-	free(v.ev);
+	nvt_index_clear(&v.ix);
 	return -(res->err.code ? res->err.code : EIO);
 }

@@ -1,19 +1,40 @@
 /* SPDX-License-Identifier: MIT */
-/* The index after the data: a small header and typed records (drop events today); readers
- * skip record types they do not know, and entries may grow. */
+/* The index after the data: a small header and typed records (drop events, chunk checksums);
+ * readers skip record types they do not know, and entries may grow. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/index.h"
 #include "nvtape/format.h"
 
-long nvt_index_encode(const struct nvt_drop_event *ev, uint64_t n, void *buf, size_t cap,
-		      uint64_t *used_bytes, uint32_t *crc)
+uint64_t nvt_index_size(uint64_t nev, uint64_t ncrc)
+{
+	uint64_t used = sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
+			nev * sizeof(struct nvt_drop_event);
+
+	if (ncrc)
+		used += sizeof(struct nvt_index_record) + ncrc * sizeof(struct nvt_chunk_crc);
+	return (used + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK;
+}
+
+static uint8_t *put_record(uint8_t *p, uint32_t type, uint32_t entry, const void *e, uint64_t n)
+{
+	struct nvt_index_record r = {
+		.type = type, .entry_bytes = entry, .payload_bytes = n * entry};
+
+	memcpy(p, &r, sizeof(r));
+	p += sizeof(r);
+	if (n)
+		memcpy(p, e, n * entry);
+	return p + n * entry;
+}
+
+long nvt_index_build(const struct nvt_index *ix, void *buf, size_t cap, uint64_t *used,
+		     uint32_t *crc)
 {
 	struct nvt_index_header ih;
-	struct nvt_index_record r;
-	uint64_t used = sizeof(ih) + sizeof(r) + n * sizeof(*ev);
-	uint64_t padded = (used + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK;
+	uint64_t padded = nvt_index_size(ix->nev, ix->ncrc);
 	uint8_t *p = buf;
 
 	if (padded > cap)
@@ -21,37 +42,58 @@ long nvt_index_encode(const struct nvt_drop_event *ev, uint64_t n, void *buf, si
 	memset(buf, 0, padded);
 	memcpy(ih.magic, NVT_INDEX_MAGIC, 8);
 	ih.version = NVT_INDEX_VERSION;
-	ih.record_count = 1;
-	r.type = NVT_IDX_DROPS;
-	r.entry_bytes = sizeof(*ev);
-	r.payload_bytes = n * sizeof(*ev);
+	ih.record_count = ix->ncrc ? 2 : 1;
 	memcpy(p, &ih, sizeof(ih));
-	memcpy(p + sizeof(ih), &r, sizeof(r));
-	if (n)
-		memcpy(p + sizeof(ih) + sizeof(r), ev, n * sizeof(*ev));
-	*used_bytes = used;
-	*crc = nvt_crc32c(0, buf, used);
+	p = put_record(p + sizeof(ih), NVT_IDX_DROPS, sizeof(struct nvt_drop_event), ix->ev,
+		       ix->nev);
+	if (ix->ncrc)
+		p = put_record(p, NVT_IDX_CHUNK_CRC, sizeof(struct nvt_chunk_crc), ix->crc,
+			       ix->ncrc);
+	*used = (uint64_t)(p - (uint8_t *)buf);
+	*crc = nvt_crc32c(0, buf, *used);
 	return (long)padded;
 }
 
-/* A failed decode returns nothing: what an earlier record produced is freed. */
-static int drop_result(struct nvt_drop_event **evp, uint64_t *np, int rc)
+long nvt_index_encode(const struct nvt_drop_event *ev, uint64_t n, void *buf, size_t cap,
+		      uint64_t *used_bytes, uint32_t *crc)
 {
-	free(*evp);
-	*evp = NULL;
-	*np = 0;
-	return rc;
+	struct nvt_index ix = {.ev = (struct nvt_drop_event *)ev, .nev = n};
+	return nvt_index_build(&ix, buf, cap, used_bytes, crc);
 }
 
-int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **evp, uint64_t *np,
+void nvt_index_clear(struct nvt_index *ix)
+{
+	free(ix->ev);
+	free(ix->crc);
+	memset(ix, 0, sizeof(*ix));
+}
+
+/* The entries of one record into a malloc'ed array of n structs of size sz (the first sz bytes
+ * of each entry). */
+static void *entries(const uint8_t *p, const struct nvt_index_record *r, size_t sz, uint64_t *n,
 		     struct nvt_err *err)
+{
+	uint64_t k = r->payload_bytes / r->entry_bytes;
+	uint8_t *a = calloc(k ? k : 1, sz);
+
+	if (!a) {
+		nvt_err_set(err, ENOMEM, "out of memory reading %llu index entries",
+			    (unsigned long long)k);
+		return NULL;
+	}
+	for (uint64_t i = 0; i < k; i++)
+		memcpy(a + i * sz, p + i * r->entry_bytes, sz);
+	*n = k;
+	return a;
+}
+
+int nvt_index_parse(const void *buf, size_t len, struct nvt_index *ix, struct nvt_err *err)
 {
 	const uint8_t *p = buf;
 	struct nvt_index_header ih;
 	size_t pos = sizeof(ih);
 
-	*evp = NULL;
-	*np = 0;
+	memset(ix, 0, sizeof(*ix));
 	if (len < sizeof(ih)) {
 		nvt_err_set(err, EPROTO, "index too short (%zu bytes)", len);
 		return -EPROTO;
@@ -63,32 +105,49 @@ int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **evp, u
 	}
 	for (uint32_t i = 0; i < ih.record_count; i++) {
 		struct nvt_index_record r;
+		void *a = NULL;
+		uint64_t n = 0;
 		if (len - pos < sizeof(r)) {
 			nvt_err_set(err, EPROTO, "index record %u runs past the index end", i);
-			return drop_result(evp, np, -EPROTO);
+			goto bad;
 		}
 		memcpy(&r, p + pos, sizeof(r));
 		pos += sizeof(r);
 		if (r.payload_bytes > len - pos) {
 			nvt_err_set(err, EPROTO, "index record %u (%llu bytes) runs past the index",
 				    i, (unsigned long long)r.payload_bytes);
-			return drop_result(evp, np, -EPROTO);
+			goto bad;
 		}
 		if (r.type == NVT_IDX_DROPS && r.entry_bytes >= sizeof(struct nvt_drop_event)) {
-			uint64_t n = r.payload_bytes / r.entry_bytes;
-			struct nvt_drop_event *ev = calloc(n ? n : 1, sizeof(*ev));
-			if (!ev) {
-				nvt_err_set(err, ENOMEM, "out of memory reading %llu drop events",
-					    (unsigned long long)n);
-				return drop_result(evp, np, -ENOMEM);
-			}
-			for (uint64_t k = 0; k < n; k++)
-				memcpy(&ev[k], p + pos + k * r.entry_bytes, sizeof(*ev));
-			free(*evp);
-			*evp = ev;
-			*np = n;
+			if (!(a = entries(p + pos, &r, sizeof(struct nvt_drop_event), &n, err)))
+				goto bad;
+			free(ix->ev);
+			ix->ev = a;
+			ix->nev = n;
+		} else if (r.type == NVT_IDX_CHUNK_CRC &&
+			   r.entry_bytes >= sizeof(struct nvt_chunk_crc)) {
+			if (!(a = entries(p + pos, &r, sizeof(struct nvt_chunk_crc), &n, err)))
+				goto bad;
+			free(ix->crc);
+			ix->crc = a;
+			ix->ncrc = n;
 		}
 		pos += r.payload_bytes;
 	}
 	return 0;
+bad: /* a failed decode returns nothing */
+	nvt_index_clear(ix);
+	return err->code == ENOMEM ? -ENOMEM : -EPROTO;
+}
+
+int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **evp, uint64_t *np,
+		     struct nvt_err *err)
+{
+	struct nvt_index ix;
+	int rc = nvt_index_parse(buf, len, &ix, err);
+
+	*evp = ix.ev;
+	*np = ix.nev;
+	free(ix.crc);
+	return rc;
 }

@@ -13,6 +13,7 @@
 #include "storage/layout_io.h"
 #include "nvtape/format.h"
 #include "nvtape/layout.h"
+#include "format/index.h"
 #include "format/lifecycle.h"
 #include "util/sysutil.h"
 
@@ -231,15 +232,14 @@ int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording *rec, st
 	return rc;
 }
 
-int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_recording *rec,
-			     struct nvt_drop_event **ev, uint64_t *n, struct nvt_err *err)
+int nvt_recording_read_index_all(const struct nvt_layout *l, const struct nvt_recording *rec,
+				 struct nvt_index *ix, struct nvt_err *err)
 {
 	int fd[NVT_MAX_MEMBERS];
 	uint8_t *buf;
 	int rc;
 
-	*ev = NULL;
-	*n = 0;
+	memset(ix, 0, sizeof(*ix));
 	if (!rec->index_bytes)
 		return 0;
 	if (rec->index_bytes > (1ull << 32)) {
@@ -266,8 +266,20 @@ int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_record
 		rc = -EPROTO;
 	}
 	if (!rc)
-		rc = nvt_index_decode(buf, rec->index_bytes, ev, n, err);
+		rc = nvt_index_parse(buf, rec->index_bytes, ix, err);
 	free(buf);
+	return rc;
+}
+
+int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_recording *rec,
+			     struct nvt_drop_event **ev, uint64_t *n, struct nvt_err *err)
+{
+	struct nvt_index ix;
+	int rc = nvt_recording_read_index_all(l, rec, &ix, err);
+
+	*ev = ix.ev;
+	*n = ix.nev;
+	free(ix.crc);
 	return rc;
 }
 

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* The index with all its records (index.c): drop events and chunk checksums, built and parsed
+ * as one. The public nvt_index_encode/decode (nvtape/format.h) see the drop events only. */
+#ifndef NVT_FORMAT_INDEX_H
+#define NVT_FORMAT_INDEX_H
+
+#include "nvtape/format.h"
+
+struct nvt_index {
+	struct nvt_drop_event *ev; /* malloc'ed by parse */
+	uint64_t nev;
+	struct nvt_chunk_crc *crc;
+	uint64_t ncrc;
+};
+
+struct nvt_layout;
+
+/* Bytes an index of these entries takes, padded to NVT_BLOCK. */
+uint64_t nvt_index_size(uint64_t nev, uint64_t ncrc);
+/* Encode into buf (cap bytes, zero-padded to NVT_BLOCK): the padded length or -ENOSPC; *used the
+ * index_bytes, *crc its CRC32C. A DROPS record always, a CHUNK_CRC record when there are spans. */
+long nvt_index_build(const struct nvt_index *ix, void *buf, size_t cap, uint64_t *used,
+		     uint32_t *crc);
+/* Decode; unknown records are skipped. ix gets malloc'ed arrays (nvt_index_clear frees). */
+int nvt_index_parse(const void *buf, size_t len, struct nvt_index *ix, struct nvt_err *err);
+void nvt_index_clear(struct nvt_index *ix);
+/* Read, check (CRC) and parse a recording's index; no index: empty. */
+int nvt_recording_read_index_all(const struct nvt_layout *l, const struct nvt_recording *rec,
+				 struct nvt_index *ix, struct nvt_err *err);
+
+#endif
