@@ -12,6 +12,8 @@ several members in the md RAID0 layout.
     beats = rec.data(dtype="<u8").reshape(-1, 2)    # single file: numpy memmap of valid data
     chunk = rec.read(0, 1 << 20)                    # any recording, stripes too: bytes
     rec.drop_events()                               # [DropEvent(data_offset, beats, time_ns)]
+    rec.chunk_crcs()                                # [ChunkCrc(data_offset, length, crc32c, chunks)]
+    rec.verify_checksums()                          # [(ChunkCrc, crc read)] that do not match
 
 Command line:
     python3 -m nvtape info [--members] [--stripe B] [--member-offset B] FILE...
@@ -19,7 +21,8 @@ Command line:
 info prints a short summary of every FILE (with --members, --stripe or --member-offset the
 FILEs are the members of one striped recording); check reads one recording (several FILEs: its
 striped members), checks the header, the index CRC and, for a test-pattern recording, every
-{seq, ~seq} beat and the gaps against the drop index, like `nvtape verify`.
+{seq, ~seq} beat and the gaps against the drop index, and every chunk against the CRC32C the
+index holds for it, like `nvtape verify`.
 Exit codes: 0 clean, 2 data problem, 1 error, 64 usage.
 """
 
@@ -34,7 +37,7 @@ try:
 except ImportError:  # header and index reading work without it; data() and check need it
     np = None
 
-__all__ = ["Recording", "DropEvent", "crc32c", "main"]
+__all__ = ["Recording", "DropEvent", "ChunkCrc", "crc32c", "main"]
 
 HEADER_SIZE = 4096
 SLOT = 2048
@@ -48,6 +51,7 @@ MAX_DRIVES = 16
 MAX_INDEX_BYTES = 1 << 32
 
 DropEvent = collections.namedtuple("DropEvent", "data_offset beats time_ns")
+ChunkCrc = collections.namedtuple("ChunkCrc", "data_offset length crc32c chunks")
 
 
 def _crc_table():
@@ -70,6 +74,89 @@ def crc32c(data, crc=0):
     for b in bytes(data):
         crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
+
+
+_POLY = 0x82F63B78
+
+
+def _multmodp(a, b):
+    """a * b modulo the CRC32C polynomial, both reflected (bit 31 is x^0)."""
+    m, p = 1 << 31, 0
+    while True:
+        if a & m:
+            p ^= b
+            if a & (m - 1) == 0:
+                return p
+        m >>= 1
+        b = (b >> 1) ^ _POLY if b & 1 else b >> 1
+
+
+def _x8n(nbytes):
+    """x^(8 * nbytes) modulo the polynomial: what appending nbytes zero bytes multiplies by."""
+    result, sq, n = 1 << 31, 1 << 30, 8 * nbytes  # x^0, x^1
+    while n:
+        if n & 1:
+            result = _multmodp(sq, result)
+        sq = _multmodp(sq, sq)
+        n >>= 1
+    return result
+
+
+class _VecCrc:
+    """CRC32C of many equal blocks at once with numpy (slicing-by-8 across the blocks), joined
+    into the CRC of a span by the polynomial arithmetic of CRC combination: about as fast as
+    numpy moves data, without a compiled extension."""
+    BLOCK = 4096
+
+    def __init__(self):
+        t = np.zeros((8, 256), dtype=np.uint32)
+        t[0] = np.array(_CRC_TABLE, dtype=np.uint32)
+        for k in range(1, 8):
+            t[k] = (t[k - 1] >> 8) ^ t[0][t[k - 1] & 0xFF]
+        self.t = t
+        self.shift_block = self._mul_tables(_x8n(self.BLOCK))
+
+    @staticmethod
+    def _mul_tables(a):
+        """x -> a * x as four 256-entry tables, one per byte of x (it is linear in x)."""
+        return [np.array([_multmodp(a, v << (8 * i)) for v in range(256)], dtype=np.uint32)
+                for i in range(4)]
+
+    @staticmethod
+    def _mul(tabs, x):
+        return tabs[0][x & 0xFF] ^ tabs[1][(x >> 8) & 0xFF] ^ tabs[2][(x >> 16) & 0xFF] ^ \
+            tabs[3][x >> 24]
+
+    def blocks(self, buf):
+        """The CRC registers (from 0, no inversion) of each BLOCK-byte row of buf (n, BLOCK)."""
+        t = self.t
+        w = np.ascontiguousarray(buf).view("<u4")
+        reg = np.zeros(w.shape[0], dtype=np.uint32)
+        for i in range(0, w.shape[1], 2):
+            lo = reg ^ w[:, i]
+            hi = w[:, i + 1]
+            reg = (t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^
+                   t[4][lo >> 24] ^ t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^
+                   t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24])
+        return reg
+
+    def spans(self, data, length):
+        """CRC32C of each length-byte row of data (n, length), length a multiple of BLOCK."""
+        n, k = data.shape[0], length // self.BLOCK
+        regs = self.blocks(data.reshape(n * k, self.BLOCK)).reshape(n, k)
+        acc = regs[:, 0].copy()
+        for j in range(1, k):  # Horner: shift by a block, add the next block's register
+            acc = self._mul(self.shift_block, acc) ^ regs[:, j]
+        init = _multmodp(_x8n(length), 0xFFFFFFFF)  # the initial ~0 carried through
+        return acc ^ np.uint32(init) ^ np.uint32(0xFFFFFFFF)
+
+
+def _crc_reg(data, reg=0):
+    """The CRC register after data, from reg (no inversion), table driven."""
+    t = _CRC_TABLE
+    for b in bytes(data):
+        reg = t[(reg ^ b) & 0xFF] ^ (reg >> 8)
+    return reg
 
 
 def _str(raw):
@@ -444,9 +531,8 @@ class Recording:
         return np.memmap(self.paths[0], dtype=dt, mode="r",
                          offset=self.member_offset + HEADER_SIZE, shape=(count,))
 
-    def drop_events(self):
-        """The drop index: a list of DropEvent(data_offset, beats, time_ns), as the index holds
-        them (beats in units of beat_bytes). Empty without an index. The index CRC is checked."""
+    def _index_records(self):
+        """The index's records as (type, entry_bytes, payload bytes); the CRC is checked."""
         f = self.fields
         if not f["index_bytes"]:
             return []
@@ -456,7 +542,7 @@ class Recording:
         if len(buf) < 16 or buf[:8] != INDEX_MAGIC:
             raise ValueError("%s: index has a bad magic: the index area is damaged" % self.name)
         count = _u32(buf, 12)
-        pos, events = 16, []
+        pos, out = 16, []
         for i in range(count):
             if len(buf) - pos < 16:
                 raise ValueError("%s: index record %d runs past the index end" % (self.name, i))
@@ -465,10 +551,66 @@ class Recording:
             if payload > len(buf) - pos:
                 raise ValueError("%s: index record %d (%d bytes) runs past the index"
                                  % (self.name, i, payload))
-            if rtype == 1 and entry >= 24:
-                events = [DropEvent(*struct.unpack_from("<3Q", buf, pos + k * entry))
-                          for k in range(payload // entry)]
+            out.append((rtype, entry, buf[pos:pos + payload]))
             pos += payload
+        return out
+
+    def chunk_crcs(self):
+        """The chunk checksums: a list of ChunkCrc(data_offset, length, crc32c, chunks), the
+        CRC32C of each span of data as it was written (empty when the recording has none)."""
+        for rtype, entry, p in self._index_records():
+            if rtype == 2 and entry >= 24:
+                return [ChunkCrc(*struct.unpack_from("<QQII", p, k * entry))
+                        for k in range(len(p) // entry)]
+        return []
+
+    def verify_checksums(self, batch=64 << 20):
+        """Read the valid data against the chunk checksums: a list of (ChunkCrc, crc read) for
+        each span that does not match. Spans past valid_bytes are not read."""
+        if np is None:
+            raise RuntimeError("verify_checksums() needs numpy (python3-numpy)")
+        spans = [c for c in self.chunk_crcs() if c.data_offset + c.length <= self.valid_bytes]
+        at = 0
+        for c in spans:
+            if c.data_offset != at or c.length == 0:
+                raise ValueError("%s: the chunk checksums do not follow each other at %d: the "
+                                 "index is damaged" % (self.name, at))
+            at += c.length
+        vec, bad, i = _VecCrc(), [], 0
+        while i < len(spans):  # runs of equal, block-multiple spans in batches
+            c = spans[i]
+            if c.length % _VecCrc.BLOCK:  # whole blocks with numpy, the rest byte by byte
+                head = c.length - c.length % _VecCrc.BLOCK
+                reg = 0xFFFFFFFF
+                if head:
+                    raw = np.frombuffer(self.read(c.data_offset, head), dtype=np.uint8)
+                    reg = int(vec.spans(raw.reshape(1, head), head)[0]) ^ 0xFFFFFFFF
+                found = _crc_reg(self.read(c.data_offset + head, c.length - head),
+                                 reg) ^ 0xFFFFFFFF
+                if found != c.crc32c:
+                    bad.append((c, found))
+                i += 1
+                continue
+            j = i
+            while (j < len(spans) and spans[j].length == c.length and
+                   (j - i + 1) * c.length <= max(batch, c.length)):
+                j += 1
+            raw = np.frombuffer(self.read(c.data_offset, (j - i) * c.length), dtype=np.uint8)
+            got = vec.spans(raw.reshape(j - i, c.length), c.length)
+            for k in np.nonzero(got != np.array([s.crc32c for s in spans[i:j]],
+                                                dtype=np.uint32))[0]:
+                bad.append((spans[i + k], int(got[k])))
+            i = j
+        return bad
+
+    def drop_events(self):
+        """The drop index: a list of DropEvent(data_offset, beats, time_ns), as the index holds
+        them (beats in units of beat_bytes). Empty without an index. The index CRC is checked."""
+        events = []
+        for rtype, entry, p in self._index_records():
+            if rtype == 1 and entry >= 24:
+                events = [DropEvent(*struct.unpack_from("<3Q", p, k * entry))
+                          for k in range(len(p) // entry)]
         return events
 
 
@@ -570,8 +712,18 @@ def check(rec, out=sys.stdout):
             elif not rec.complete and unmatched_g:
                 problems.append("%d gaps in the checkpointed data (the index of an interrupted "
                                 "recording is rebuilt by nvtape recover)" % unmatched_g)
-    else:
+    elif not rec.chunk_crcs():
         print("not a test-pattern recording: header and index checked", file=out)
+    if rec.chunk_crcs() and np is not None:
+        bad = rec.verify_checksums()
+        print("chunk CRC32C: %d chunks checked, %d bad" % (len(rec.chunk_crcs()), len(bad)),
+              file=out)
+        for c, found in bad[:10]:
+            print("BAD CHUNK at data offset %d, %d bytes: CRC32C %08x recorded, %08x read"
+                  % (c.data_offset, c.length, c.crc32c, found), file=out)
+        if bad:
+            problems.append("%d chunks (%d bytes) do not match their CRC32C"
+                            % (len(bad), sum(c.length for c, _ in bad)))
     if h["drop_count"]:
         problems.append("the recorder dropped %d %s in %d events: not a valid recording"
                         % (h["drop_count"], "beats" if h["beat_bytes"] == 16 else "units",

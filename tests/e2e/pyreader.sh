@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # python/nvtape.py, the pure-Python reader, against recordings the CLI makes: header fields
 # equal `nvtape info --json`'s, the data equals the file's bytes, drop events equal the index,
+# chunk checksums are read and checked as verify checks them,
 # interrupted, striped and fdrec recordings, damaged headers refused clearly, check's exit codes.
 . "$(dirname "$0")/lib.sh"
 
@@ -81,7 +82,7 @@ assert r.data().tobytes() == want and r.read() == want
 assert r.header["source"] == "stdin" and r.beat_bytes == 1
 PY
 expect_rc 0 "$PY" "$NVTPY" check "$T/s.nvt"
-grep -q "not a test-pattern recording" "$T/out" || fail "check of a byte stream"
+grep -q "chunk CRC32C: [0-9]* chunks checked, 0 bad" "$T/out" || fail "check of a byte stream"
 ok "stdin: 10000001 bytes read back equal the input; check exit 0"
 
 # an fdrec file
@@ -257,6 +258,36 @@ grep -q "do not match" "$T/out" && fail "777 beats after the end must match the 
 expect_rc 1 "$PY" "$NVTPY" check "$T/badidx.nvt"
 grep -q "index CRC mismatch" "$T/err" || fail "check of a damaged index"
 ok "version 1 header and a drop index: same as info --json; a damaged index CRC refused (exit 1)"
+
+# chunk checksums: the Python reader reads the same spans verify checks, finds none bad in a
+# clean stdin recording (the last chunk shorter, not a whole number of 4 KiB blocks) and exactly
+# the chunk holding a flipped bit; check exits 2 with the chunk named
+head -c 3500007 /dev/urandom >"$T/in.bin"
+expect_rc 0 bash -c "'$NVT' record -q --source stdin --chunk 1M '$T/s.nvt' <'$T/in.bin'"
+"$PY" - "$T/s.nvt" <<'PY' || fail "chunk checksums of a clean recording"
+import sys
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+c = r.chunk_crcs()
+assert [(x.data_offset, x.length) for x in c] == [(0, 1 << 20), (1 << 20, 1 << 20), (2 << 20, 1 << 20), (3 << 20, 3500007 - (3 << 20))], c
+assert all(x.chunks == 1 for x in c) and r.verify_checksums() == []
+assert c[3].crc32c == nvtape.crc32c(r.read(3 << 20))
+PY
+expect_rc 0 "$PY" "$NVTPY" check "$T/s.nvt"
+"$PY" -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(4096 + 2500000); b = f.read(1)
+f.seek(4096 + 2500000); f.write(bytes([b[0] ^ 1]))' "$T/s.nvt"
+"$PY" - "$T/s.nvt" <<'PY' || fail "a flipped byte"
+import sys
+import nvtape
+bad = nvtape.Recording(sys.argv[1]).verify_checksums()
+assert len(bad) == 1 and bad[0][0].data_offset == 2 << 20 and bad[0][1] != bad[0][0].crc32c, bad
+PY
+expect_rc 2 "$PY" "$NVTPY" check "$T/s.nvt"
+grep -q "^BAD CHUNK at data offset 2097152, 1048576 bytes" "$T/out" || fail "check names the bad chunk"
+expect_rc 2 "$NVT" verify "$T/s.nvt"
+grep -q "^BAD CHUNK at data offset 2097152 " "$T/out" || fail "verify disagrees"
+ok "chunk checksums: the spans verify checks; a clean recording passes, a flipped byte's chunk found (check exit 2, as verify)"
 
 expect_rc 64 "$PY" "$NVTPY"
 expect_rc 64 "$PY" "$NVTPY" check
