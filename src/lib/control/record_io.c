@@ -92,14 +92,17 @@ void nvt_rec_fill_stats(struct nvt_recorder *r, struct nvt_record_stats *st, uin
 static void extend_ahead(struct nvt_recorder *r, uint64_t end)
 {
 	struct nvt_err err = {0};
+	uint64_t want = r->prealloc_end;
 
 	if (!r->extend || !r->eng.can_reserve || end + EXTEND_STEP / 2 <= r->prealloc_end)
 		return;
-	if (r->eng.ops->reserve(&r->eng, r->prealloc_end + EXTEND_STEP, &err)) {
+	while (end + EXTEND_STEP / 2 > want) /* the index of a checkpoint may lie further ahead */
+		want += EXTEND_STEP;
+	if (r->eng.ops->reserve(&r->eng, want, &err)) {
 		r->extend = false; /* the writes themselves will meet ENOSPC */
 		return;
 	}
-	r->prealloc_end += EXTEND_STEP;
+	r->prealloc_end = want;
 }
 
 /* The data's counter in a chunk on its way to the drive (the chunk is not written to while its
@@ -202,6 +205,8 @@ static void checkpoint_start(struct nvt_recorder *r, uint64_t now)
 	r->ckpt_target = r->written;
 	r->ckpt_last = now;
 	nvt_rec_index_begin(r, r->ckpt_target);
+	if (r->ix.len) /* a filesystem that cannot leave holes (exFAT) fills them now */
+		extend_ahead(r, r->ix.off + r->ix.len);
 	r->ckpt_phase = CKPT_INDEX;
 	checkpoint_sync(r);
 }

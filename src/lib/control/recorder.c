@@ -279,12 +279,10 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 	rc = check_targets(r, reserve, err);
 	if (rc)
 		return rc;
-	/* an engine that maps a file before the first write cannot grow it afterwards: room for
-	 * the two slots of the checkpoints' drop index (an event per chunk at most) is reserved
-	 * with the data */
-	struct stat st;
-	if (reserve && (nvt_engine_find(r->o.engine)->caps & NVT_ENGINE_FILE_NEEDS_SIZE) &&
-	    r->layout.n == 1 && (stat(r->layout.path[0], &st) || S_ISREG(st.st_mode)))
+	/* the two slots of the checkpoints' index (an event and a checksum per chunk at most) are
+	 * reserved with the data: an engine that maps a file before the first write cannot grow
+	 * it afterwards, and a filesystem without holes (exFAT) would fill the gap to them */
+	if (reserve)
 		reserve += nvt_rec_index_reserve(reserve, r->o.chunk_bytes);
 	rc = nvt_ring_create(&r->ring, r->o.chunks, r->o.chunk_bytes, err);
 	if (rc)
