@@ -446,11 +446,13 @@ class Recording:
                 raise ValueError("%s: incomplete recording whose checkpoint (%d data bytes) lies "
                                  "beyond the end of the file (%d bytes): the header is damaged"
                                  % (name, f["durable_bytes"], size))
-            if f["index_bytes"] and (f["index_offset"] < f["data_offset"] + f["durable_bytes"]
-                                     or f["index_offset"] + f["index_bytes"] > size):
-                raise ValueError("%s: the header places the index (%d bytes at %d) outside the "
-                                 "file (%d bytes) or inside the data: the header is damaged"
-                                 % (name, f["index_bytes"], f["index_offset"], size))
+            if f["index_bytes"] and f["index_offset"] < f["data_offset"] + f["durable_bytes"]:
+                raise ValueError("%s: the header places the index (%d bytes at %d) inside the "
+                                 "data: the header is damaged"
+                                 % (name, f["index_bytes"], f["index_offset"]))
+            if f["index_bytes"] and f["index_offset"] + f["index_bytes"] > size:
+                # the checkpoint's index beyond a file cut after it: not used (as nvtape)
+                f["index_offset"] = f["index_bytes"] = f["index_crc"] = 0
         else:
             # fdrec never checkpoints: everything after the header is candidate data
             v = max(0, size - HEADER_SIZE)

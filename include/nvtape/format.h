@@ -210,6 +210,9 @@ struct nvt_recording {
 	uint64_t valid_bytes; /* data bytes a reader may trust: data_bytes, or the checkpoint */
 	bool complete;
 	char check[48]; /* counter-check specification stored with the data ("" none) */
+	/* an interrupted recording whose header places its index outside the file (the drive
+	 * lost the writes after it): the index is not used, the data up to the checkpoint is */
+	bool index_dropped;
 };
 
 NVT_API uint32_t nvt_crc32c(uint32_t crc, const void *buf, size_t len);

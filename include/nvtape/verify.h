@@ -30,6 +30,7 @@ enum nvt_verify_problem {
 	NVT_VP_NO_DATA = 1u << 7,
 	NVT_VP_TAIL = 1u << 8,     /* data length not a whole number of beats */
 	NVT_VP_CHECKSUM = 1u << 9, /* chunks whose data does not match their CRC32C */
+	NVT_VP_INDEX = 1u << 10,   /* the index is damaged (its CRC): drops and checksums unread */
 };
 
 struct nvt_verify_opts {

@@ -115,6 +115,9 @@ static void problems(const struct nvt_verify_result *r)
 		       " bytes) do not match their CRC32C: the data changed after it was "
 		       "recorded (the drive, the filesystem or a writer)\n",
 		       r->sums_bad, r->sums_bad_bytes);
+	if (p & NVT_VP_INDEX)
+		printf("PROBLEM: the index is damaged (its CRC32C does not match): drop positions "
+		       "and chunk checksums could not be checked\n");
 	if ((p & NVT_VP_CHECKSUM) && r->sums_damaged)
 		printf("PROBLEM: the index's chunk checksums do not cover the data in order: the "
 		       "index is damaged\n");
@@ -129,7 +132,7 @@ static void verify_json(const struct nvt_verify_opts *o, const struct ver_cli *c
 	const struct nvt_verify_result *r = &c->res;
 	static const char *const names[] = {"incomplete", "drops",    "gaps",      "corrupt",
 					    "backward",   "mismatch", "first_seq", "no_data",
-					    "tail",       "checksum"};
+					    "tail",       "checksum", "index"};
 	struct json j;
 
 	cli_json_begin(&j, f, rc, r->err.code ? r->err.msg : NULL);

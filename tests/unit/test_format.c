@@ -378,6 +378,21 @@ static void test_sizes_that_wrap(void **state)
 	nvt_header_block_encode(&r, h);
 	assert_int_not_equal(open_with_header(h, 1 << 20, &got, &err), 0);
 
+	nvt_err_clear(&err); /* incomplete, its checkpoint's index beyond a file cut after it: the
+			      * data up to the checkpoint is read, the index is not */
+	r.durable_bytes = 4096;
+	r.index_offset = 2u << 20;
+	r.index_bytes = 4096;
+	r.generation = 0;
+	nvt_header_block_encode(&r, h);
+	assert_int_equal(open_with_header(h, 1 << 20, &got, &err), 0);
+	assert_true(got.index_dropped && got.index_bytes == 0 && got.valid_bytes == 4096);
+	r.index_offset = 4096; /* inside the checkpoint's data: damaged */
+	r.generation = 0;
+	nvt_header_block_encode(&r, h);
+	assert_int_not_equal(open_with_header(h, 1 << 20, &got, &err), 0);
+	assert_non_null(strstr(err.msg, "inside the data"));
+
 	nvt_err_clear(&err);
 	sample(&r); /* an fdrec header has no CRC to catch it */
 	r.format = NVT_FMT_FDREC;

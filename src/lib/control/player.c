@@ -146,10 +146,19 @@ static int read_index(struct nvt_player *p, struct nvt_err *err)
 	struct nvt_err ierr = {0};
 
 	if (nvt_recording_read_index_all(&p->layout, &p->rec, &ix, &ierr)) {
-		if (!p->rec.complete)
-			return 0;
-		*err = ierr;
-		return -1;
+		if (p->rec.complete && ierr.code != EPROTO) {
+			*err = ierr;
+			return -1;
+		}
+		if (p->o.notice) { /* damaged: played without drop positions and checksums */
+			char msg[700];
+			snprintf(msg, sizeof(msg),
+				 "%s (nvtape verify tells more): played without the drop positions "
+				 "and chunk checksums",
+				 ierr.msg);
+			p->o.notice(msg, p->o.arg);
+		}
+		return 0;
 	}
 	p->ev = ix.ev;
 	p->nev = ix.nev;

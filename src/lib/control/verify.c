@@ -139,19 +139,27 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 		return -(res->err.code ? res->err.code : EIO);
 	if (rec->format == NVT_FMT_NVTAPE &&
 	    nvt_recording_read_index_all(&L, rec, &v.ix, &res->err)) {
-		if (rec->complete)
+		/* a damaged index is a finding, not the end: the data is checked all the same;
+		 * an interrupted recording's (a live one moves it on) is only noted */
+		if (rec->complete && res->err.code != EPROTO)
 			return -(res->err.code ? res->err.code : EIO);
-		/* an interrupted recording's checkpoint index (a live one moves it on) */
+		if (rec->complete)
+			res->problems |= NVT_VP_INDEX;
 		if (o->notice) {
 			char msg[700];
 			snprintf(msg, sizeof(msg),
-				 "the checkpoint's drop index could not be read (%s): drops are "
-				 "compared by count only",
-				 res->err.msg);
+				 "the %sindex could not be read (%s): the data is checked without "
+				 "its drop positions and chunk checksums",
+				 rec->complete ? "" : "checkpoint's ", res->err.msg);
 			o->notice(msg, o->arg);
 		}
 		memset(&res->err, 0, sizeof(res->err));
 	}
+	if (rec->index_dropped && o->notice)
+		o->notice("the header of this interrupted recording places its checkpoint's index "
+			  "beyond the end of the file (the drive lost writes made after it): the "
+			  "data up to the checkpoint is checked without it",
+			  o->arg);
 	v.ev = v.ix.ev;
 	v.nev = v.ix.nev;
 	if (!rec->complete)

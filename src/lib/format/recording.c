@@ -190,16 +190,20 @@ static int derive_valid(const struct nvt_layout *l, const int *fd, struct nvt_re
 				    (unsigned long long)size);
 			return -1;
 		}
-		if (rec->index_bytes &&
-		    (rec->index_offset < rec->data_offset + rec->durable_bytes ||
-		     rec->index_offset + rec->index_bytes > size)) {
+		if (rec->index_bytes && rec->index_offset < rec->data_offset + rec->durable_bytes) {
 			nvt_err_set(err, EPROTO,
-				    "%s: header places the index (%llu bytes at %llu) outside the "
-				    "file (%llu bytes) or inside the data: the header is damaged",
+				    "%s: header places the index (%llu bytes at %llu) inside the "
+				    "data: the header is damaged",
 				    name, (unsigned long long)rec->index_bytes,
-				    (unsigned long long)rec->index_offset,
-				    (unsigned long long)size);
+				    (unsigned long long)rec->index_offset);
 			return -1;
+		}
+		if (rec->index_bytes && rec->index_offset + rec->index_bytes > size) {
+			/* the checkpoint's index was beyond a file cut after it: the drive did not
+			 * keep the header that came before the cut */
+			rec->index_offset = rec->index_bytes = 0;
+			rec->index_crc = 0;
+			rec->index_dropped = true;
 		}
 	} else {
 		/* fdrec never checkpoints: everything after the header is candidate data */
