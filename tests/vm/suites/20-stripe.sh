@@ -6,7 +6,7 @@ stripe_raw() {
 	nvtape record -q --force --rate 200MB --duration 2 $D0 $D1 >/tmp/s.out || return 1
 	echo "NVT-INFO stripe-raw: $(field bytes </tmp/s.out) bytes, $(field mbps </tmp/s.out) MB/s"
 	nvtape verify -q $D0 $D1 >/tmp/v.out || return 1
-	nvtape play -q --rate 400MB $D0 $D1 >/dev/null
+	nvtape play -q --rate 300MB $D0 $D1 >/dev/null
 }
 md_build() {
 	mdadm --build /dev/md0 --level=0 --chunk=512 --raid-devices=2 $D0 $D1 || return 1

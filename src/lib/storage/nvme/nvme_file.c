@@ -195,6 +195,10 @@ int nvme_file_give_back(struct nvme_priv *np, struct nvt_err *err)
 		return rc;
 	if (np->immutable)
 		np->immutable = !set_immutable(np->file_fd, false);
+	/* A length inside a block makes the filesystem zero that block's tail through its page
+	 * cache: a page cached before nvtape wrote beneath it (a reader of the previous recording
+	 * in this file) would go back to the drive over what nvtape wrote (the index). */
+	posix_fadvise(np->file_fd, 0, 0, POSIX_FADV_DONTNEED);
 	if (ftruncate(np->file_fd, (off_t)np->final_bytes) || fsync(np->file_fd)) {
 		nvt_err_set(err, errno, "%s: trimming to %llu bytes: %s", np->path,
 			    (unsigned long long)np->final_bytes, strerror(errno));
