@@ -402,10 +402,10 @@ static void cmd_copy(int argc, char **argv, bool zero)
  * (the data start), in 4 KiB blocks, through the md RAID0 layout when several members are given.
  * A block is pattern when its 256 beats are {seq, ~seq} with seq rising by one; valid= is the
  * length of the prefix of pattern blocks whose sequence only moves forward (drops are forward
- * jumps), with the pattern beats of a last block whose rest is zeros (the data's end), next= the sequence number after it, upto_next= the one after the first U bytes of
- * that prefix (so next - upto_next beats of stream time lie between U and the prefix's end);
- * last_nonzero= is the end of the last block that is not all zeros, and zero_blocks= counts the
- * all-zero blocks before it. */
+ * jumps), with the pattern beats of a last block whose rest is zeros (the data's end), next= the
+ * sequence number after it, upto_next= the one after the first U bytes of that prefix (so next -
+ * upto_next beats of stream time lie between U and the prefix's end); last_nonzero= is the end of
+ * the last block that is not all zeros, and zero_blocks= counts the all-zero blocks before it. */
 static void cmd_pattern(int argc, char **argv)
 {
 	uint64_t stripe = 512 * 1024, off, size = UINT64_MAX, valid = 0, last_nz = 0, zeros = 0,
@@ -466,7 +466,8 @@ static void cmd_pattern(int argc, char **argv)
 			/* the data's last, partial block: pattern beats, then zeros to its end */
 			unsigned k = 0;
 			bool zero_rest = true;
-			while (k < BEATS_IN_BLK && b[2 * k + 1] == ~b[2 * k] && b[2 * k] == b[0] + k)
+			while (k < BEATS_IN_BLK && b[2 * k + 1] == ~b[2 * k] &&
+			       b[2 * k] == b[0] + k)
 				k++;
 			for (unsigned j = 2 * k; j < BLOCK / 8; j++)
 				zero_rest = zero_rest && !b[j];
