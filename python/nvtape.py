@@ -14,6 +14,9 @@ several members in the md RAID0 layout.
     rec.drop_events()                               # [DropEvent(data_offset, beats, time_ns)]
     rec.chunk_crcs()                                # [ChunkCrc(data_offset, length, crc32c, chunks)]
     rec.verify_checksums()                          # [(ChunkCrc, crc read)] that do not match
+    rec.meta()                                      # {"core:sample_rate": "2400000", ...}
+    rec.chunk_times()                               # [(data_offset, CLOCK_REALTIME ns)]
+    rec.data()                                      # dtype from core:datatype when it has one
 
 Command line:
     python3 -m nvtape info [--members] [--stripe B] [--member-offset B] FILE...
@@ -37,7 +40,7 @@ try:
 except ImportError:  # header and index reading work without it; data() and check need it
     np = None
 
-__all__ = ["Recording", "DropEvent", "ChunkCrc", "crc32c", "main"]
+__all__ = ["Recording", "DropEvent", "ChunkCrc", "crc32c", "sigmf_dtype", "main"]
 
 HEADER_SIZE = 4096
 SLOT = 2048
@@ -149,6 +152,25 @@ class _VecCrc:
             acc = self._mul(self.shift_block, acc) ^ regs[:, j]
         init = _multmodp(_x8n(length), 0xFFFFFFFF)  # the initial ~0 carried through
         return acc ^ np.uint32(init) ^ np.uint32(0xFFFFFFFF)
+
+
+def sigmf_dtype(name):
+    """The numpy dtype of a SigMF datatype name (cf32_le, ci16_le, ru8, ...); None when it is
+    not one. Complex integers, which numpy has no type for, are (re, im) records."""
+    if np is None or len(name) < 3 or name[0] not in "rc":
+        return None
+    base, _, endian = name[1:].partition("_")
+    kinds = {"f32": "f4", "f64": "f8", "i32": "i4", "i16": "i2", "u32": "u4", "u16": "u2",
+             "i8": "i1", "u8": "u1"}
+    if base not in kinds or (base[1:] != "8" and endian not in ("le", "be")) or \
+            (base[1:] == "8" and endian):
+        return None
+    t = ("<" if endian == "le" else ">" if endian == "be" else "|") + kinds[base]
+    if name[0] == "r":
+        return np.dtype(t)
+    if base[0] == "f":
+        return np.dtype(t[0] + "c" + str(2 * int(kinds[base][1])))
+    return np.dtype([("re", t), ("im", t)])
 
 
 def _crc_reg(data, reg=0):
@@ -514,11 +536,14 @@ class Recording:
                              % (self.name, length, offset, self.valid_bytes))
         return self._pread(length, HEADER_SIZE + offset)
 
-    def data(self, dtype="u1"):
+    def data(self, dtype=None):
         """The valid data of a single-file recording as a read-only numpy memmap of dtype
-        (uint8 by default; "<u8" and .reshape(-1, 2) gives test-pattern beats)."""
+        (default: the one core:datatype names, complex integers as (re, im) records; else
+        uint8; "<u8" and .reshape(-1, 2) gives test-pattern beats)."""
         if np is None:
             raise RuntimeError("data() needs numpy (python3-numpy)")
+        if dtype is None:
+            dtype = sigmf_dtype(self.meta().get("core:datatype", "")) or "u1"
         if len(self.paths) > 1:
             raise ValueError("%s is striped over %d members: its data is not contiguous in any "
                              "file; use read(offset, length) (or an md array assembled from "
@@ -604,6 +629,26 @@ class Recording:
                 bad.append((spans[i + k], int(got[k])))
             i = j
         return bad
+
+    def meta(self):
+        """The metadata (what the data is: SigMF keys such as core:sample_rate and
+        core:datatype, and any other), as a dict of strings; empty when there is none."""
+        out = {}
+        for rtype, entry, p in self._index_records():
+            if rtype == 3 and entry == 1:
+                for line in p.split(b"\0", 1)[0].decode("utf-8").split("\n"):
+                    k, eq, v = line.partition("=")
+                    if eq:
+                        out[k] = v
+        return out
+
+    def chunk_times(self):
+        """When each chunk's first byte was captured: a list of (data_offset, time_ns) in
+        CLOCK_REALTIME ns (time maps to offset and back); empty when the recording has none."""
+        for rtype, entry, p in self._index_records():
+            if rtype == 4 and entry >= 16:
+                return [struct.unpack_from("<QQ", p, k * entry) for k in range(len(p) // entry)]
+        return []
 
     def drop_events(self):
         """The drop index: a list of DropEvent(data_offset, beats, time_ns), as the index holds

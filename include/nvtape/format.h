@@ -123,8 +123,10 @@ struct __attribute__((packed)) nvt_index_header {
 _Static_assert(sizeof(struct nvt_index_header) == 16, "nvt_index_header must be 16 bytes");
 
 enum nvt_index_type {
-	NVT_IDX_DROPS = 1,     /* payload: nvt_drop_event[] */
-	NVT_IDX_CHUNK_CRC = 2, /* payload: nvt_chunk_crc[] */
+	NVT_IDX_DROPS = 1,      /* payload: nvt_drop_event[] */
+	NVT_IDX_CHUNK_CRC = 2,  /* payload: nvt_chunk_crc[] */
+	NVT_IDX_META = 3,       /* payload: UTF-8 text, a "key=value" line each (entry_bytes 1) */
+	NVT_IDX_CHUNK_TIME = 4, /* payload: nvt_chunk_time[] */
 };
 
 struct __attribute__((packed)) nvt_index_record {
@@ -150,6 +152,16 @@ struct __attribute__((packed)) nvt_chunk_crc {
 	uint32_t chunks;      /* ring chunks it covers (more than 1 once merged) */
 };
 _Static_assert(sizeof(struct nvt_chunk_crc) == 24, "nvt_chunk_crc must be 24 bytes");
+
+/* When the first byte at a data offset was captured: one entry a chunk (or a merged span),
+ * CLOCK_REALTIME ns, so that time maps to offset and back. */
+struct __attribute__((packed)) nvt_chunk_time {
+	uint64_t data_offset;
+	uint64_t time_ns;
+};
+_Static_assert(sizeof(struct nvt_chunk_time) == 16, "nvt_chunk_time must be 16 bytes");
+
+#define NVT_META_MAX (64u << 10) /* bytes of metadata text a recording keeps at most */
 
 /* FPGA Drive Recorder v1 header (fdrec_file.h), for reading and `record --format fdrec`. */
 #define FDREC_MAGIC         "FDREC\0\0\0"

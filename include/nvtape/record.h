@@ -82,6 +82,10 @@ struct nvt_record_opts {
 	/* no CRC32C of each chunk in the index (they are on by default: verify, play and recover
 	 * check any data against them); for measuring what they cost */
 	bool no_checksums;
+	/* what the data is: "key=value" lines (SigMF names where they exist: core:sample_rate,
+	 * core:datatype, core:frequency, ...), kept in the index (docs/file-format.md); NULL or ""
+	 * none. The source adds what it knows. */
+	const char *meta;
 };
 
 enum nvt_stop_reason {

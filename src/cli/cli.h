@@ -121,6 +121,9 @@ void cli_print_check_event(FILE *f, const struct nvt_check_event *e, bool record
 
 const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);
 void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec);
+/* Metadata ("key=value" lines): a "metadata" block for humans, a "meta" object of strings. */
+void cli_print_meta(FILE *f, const char *meta);
+void cli_json_meta(struct json *j, const char *meta);
 void cli_json_recording(struct json *j, const char *key, const struct nvt_recording *rec);
 void cli_progress_bytes(uint64_t done, uint64_t total, void *arg);
 /* "first argv[0] argv[1] ..." for reports */
@@ -138,6 +141,7 @@ extern bool cli_parse_only;
 int cmd_record(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_meta(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_setup(int argc, char **argv);

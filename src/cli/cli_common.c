@@ -623,3 +623,46 @@ int cli_report(const char *path, const struct nvt_report *rep, bool quiet)
 		fprintf(stderr, "nvtape %s: report written to %s\n", cli_cmd, path);
 	return 0;
 }
+
+/* Calls fn for each "key=value" line of meta, the key NUL-terminated in a buffer. */
+static void each_meta(const char *meta, void (*fn)(void *arg, const char *key, const char *value),
+		      void *arg)
+{
+	for (const char *p = meta; p && *p;) {
+		const char *nl = strchr(p, '\n'), *eq = strchr(p, '=');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (eq && (size_t)(eq - p) < len && eq - p <= 64) {
+			char key[65], value[NVT_META_MAX + 1];
+			size_t vn = len - (size_t)(eq - p) - 1;
+			memcpy(key, p, (size_t)(eq - p));
+			key[eq - p] = 0;
+			memcpy(value, eq + 1, vn);
+			value[vn] = 0;
+			fn(arg, key, value);
+		}
+		p = nl ? nl + 1 : p + len;
+	}
+}
+
+static void print_meta_line(void *arg, const char *key, const char *value)
+{
+	fprintf(arg, "    %-22s %s\n", key, value);
+}
+
+void cli_print_meta(FILE *f, const char *meta)
+{
+	fprintf(f, "  metadata\n");
+	each_meta(meta, print_meta_line, f);
+}
+
+static void json_meta_line(void *arg, const char *key, const char *value)
+{
+	json_str(arg, key, value);
+}
+
+void cli_json_meta(struct json *j, const char *meta)
+{
+	json_obj(j, "meta");
+	each_meta(meta, json_meta_line, j);
+	json_obj_end(j);
+}

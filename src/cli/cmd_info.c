@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* nvtape info: the header and the drop index, human or JSON. */
+/* nvtape info: the header, the drop index and the metadata, human or JSON. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,10 +7,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nvtape/meta.h"
 
 static const char info_help[] =
 	"Usage: nvtape info [--json] [-q] [--stripe B] FILE...\n"
-	"Print the header and the drop index of a recording (nvtape or "
+	"Print the header, the drop index and the metadata of a recording (nvtape or "
 	"FPGA Drive Recorder v1).\n\n"
 	"  --json       one JSON object on stdout, also on errors (docs/json.md)\n"
 	"  -q, --quiet  the header without the drop index list\n" CLI_LAYOUT_HELP
@@ -18,7 +19,8 @@ static const char info_help[] =
 
 /* The JSON object of info; without the header and index when they could not be read. */
 static void info_json(const char *path, const struct nvt_recording *rec,
-		      const struct nvt_drop_event *ev, uint64_t n, int rc, FILE *f)
+		      const struct nvt_drop_event *ev, uint64_t n, const char *meta, int rc,
+		      FILE *f)
 {
 	struct json j;
 
@@ -35,6 +37,7 @@ static void info_json(const char *path, const struct nvt_recording *rec,
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);
+		cli_json_meta(&j, meta);
 	}
 	json_end(&j);
 }
@@ -79,7 +82,7 @@ int cmd_info(int argc, char **argv)
 	    (rec.complete && nvt_recording_read_index(&L, &rec, &ev, &n, &err))) {
 		cli_error("%s", cli_err_msg(&err));
 		if (json)
-			info_json(argv[optind], NULL, NULL, 0, NVT_EXIT_RUNTIME, stdout);
+			info_json(argv[optind], NULL, NULL, 0, NULL, NVT_EXIT_RUNTIME, stdout);
 		free(ev);
 		return NVT_EXIT_RUNTIME;
 	}
@@ -92,8 +95,17 @@ int cmd_info(int argc, char **argv)
 			 cli_err_msg(&err));
 		cli_note(msg, NULL);
 	}
+	char *meta = NULL;
+	if (rec.format == NVT_FMT_NVTAPE && (rec.complete || rec.index_bytes) &&
+	    nvt_meta_read(&L, NULL, &meta, &err) && rec.complete) {
+		cli_error("%s", cli_err_msg(&err));
+		if (json)
+			info_json(argv[optind], NULL, NULL, 0, NULL, NVT_EXIT_RUNTIME, stdout);
+		free(ev);
+		return NVT_EXIT_RUNTIME;
+	}
 	if (json) {
-		info_json(argv[optind], &rec, ev, n, NVT_EXIT_OK, stdout);
+		info_json(argv[optind], &rec, ev, n, meta, NVT_EXIT_OK, stdout);
 	} else {
 		char name[512];
 		cli_print_recording(stdout, nvt_layout_name(&L, name, sizeof(name)), &rec);
@@ -102,7 +114,10 @@ int cmd_info(int argc, char **argv)
 		for (uint64_t i = 0; i < n && !quiet; i++)
 			printf("    %14" PRIu64 "  %12" PRIu64 "  %10.6f s\n", ev[i].data_offset,
 			       ev[i].beats, ev[i].time_ns / 1e9);
+		if (meta && *meta && !quiet)
+			cli_print_meta(stdout, meta);
 	}
 	free(ev);
+	free(meta);
 	return NVT_EXIT_OK;
 }

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* nvtape record: options, live stats line, summary, RESULT line and JSON. */
+#include <stdlib.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +9,7 @@
 
 #include "cli.h"
 #include "nvtape/engines.h"
+#include "nvtape/meta.h"
 #include "nvtape/record.h"
 #include "nvtape/source.h"
 
@@ -40,6 +43,13 @@ static const char record_help[] =
 	"                       the frame or packet counter every record of the data carries\n"
 	"                       (not for tpg): gaps counted live, and kept in the header for\n"
 	"                       verify and play (docs/checks.md; e.g. counter:u32le@0/4096)\n"
+	"  --sample-rate HZ     what the data is, kept in the index (nvtape info, nvtape meta,\n"
+	"  --datatype TYPE      SigMF's names: core:sample_rate, core:datatype such as ci16_le,\n"
+	"  --center-freq HZ     cf32_le, ri8, cu8; core:frequency, core:num_channels,\n"
+	"  --channels N         core:description, core:author)\n"
+	"  --description TEXT\n"
+	"  --author TEXT\n"
+	"  --meta KEY=VALUE     any other fact (repeat it); KEY of [A-Za-z0-9_:-]\n"
 	"  --checksum crc32c|none  the CRC32C of every chunk, kept in the index for verify,\n"
 	"                       play and recover to check any data against (default crc32c)\n"
 	"  --timeout T          stall watchdog (default 10 s)\n"
@@ -75,6 +85,7 @@ static void record_usage(FILE *f)
 
 struct rec_cli {
 	bool json, quiet, tty, rate_given, qd_given, checking;
+	char *meta; /* the metadata options as "key=value" lines */
 	char check_line[128];
 	uint64_t size_bytes, duration_ns; /* the totals the % done and the ETA come from */
 	uint64_t stripe, member_off;
@@ -244,6 +255,87 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_end(&j);
 }
 
+enum {
+	OPT_SAMPLE_RATE = 1000,
+	OPT_DATATYPE,
+	OPT_CENTER_FREQ,
+	OPT_CHANNELS,
+	OPT_DESCRIPTION,
+	OPT_AUTHOR,
+	OPT_META,
+};
+
+/* key=value into c->meta; 0 or NVT_EXIT_USAGE */
+static int put_meta(struct rec_cli *c, const char *opt, const char *key, const char *value)
+{
+	char *m = nvt_meta_set(c->meta, key, value);
+
+	if (!m)
+		return cli_usage_error("%s: a value of one line of UTF-8 text (and a key of 1-64 "
+				       "characters [A-Za-z0-9_:-])",
+				       opt);
+	free(c->meta);
+	c->meta = m;
+	return 0;
+}
+
+/* A number for a metadata option: finite, and > 0 when positive is set. */
+static int meta_number(struct rec_cli *c, const char *opt, const char *key, const char *val,
+		       bool positive)
+{
+	char *end, norm[40];
+	double v = strtod(val, &end);
+
+	if (!*val || *end || !isfinite(v) || (positive && v <= 0))
+		return cli_usage_error("%s takes a %snumber in Hz (1e6, 2400000, 433.92e6), not "
+				       "\"%s\"",
+				       opt, positive ? "positive " : "", val);
+	snprintf(norm, sizeof(norm), "%.17g", v);
+	return put_meta(c, opt, key, norm);
+}
+
+/* The metadata options; 1 when opt is not one of them. */
+static int meta_option(int opt, const char *val, struct rec_cli *c)
+{
+	const char *eq;
+	uint64_t n;
+
+	switch (opt) {
+	case OPT_SAMPLE_RATE:
+		return meta_number(c, "--sample-rate", "core:sample_rate", val, true);
+	case OPT_CENTER_FREQ:
+		return meta_number(c, "--center-freq", "core:frequency", val, false);
+	case OPT_DATATYPE:
+		if (!nvt_meta_datatype_ok(val))
+			return cli_usage_error(
+				"--datatype takes a SigMF type: r or c, then f32, "
+				"f64, i32, i16, u32 or u16 with _le or _be, or i8 or "
+				"u8 (ci16_le, cf32_le, ri8, cu8), not \"%s\"",
+				val);
+		return put_meta(c, "--datatype", "core:datatype", val);
+	case OPT_CHANNELS:
+		if (cli_uint("--channels", val, 1, 65535, &n))
+			return NVT_EXIT_USAGE;
+		return put_meta(c, "--channels", "core:num_channels", val);
+	case OPT_DESCRIPTION:
+		return put_meta(c, "--description", "core:description", val);
+	case OPT_AUTHOR:
+		return put_meta(c, "--author", "core:author", val);
+	case OPT_META:
+		eq = strchr(val, '=');
+		if (!eq || !nvt_meta_key_ok(val, (size_t)(eq - val)) || !eq[1])
+			return cli_usage_error("--meta takes KEY=VALUE, KEY of 1-64 characters "
+					       "[A-Za-z0-9_:-], not \"%s\"",
+					       val);
+		char key[65];
+		memcpy(key, val, (size_t)(eq - val));
+		key[eq - val] = 0;
+		return put_meta(c, "--meta", key, eq + 1);
+	default:
+		return 1;
+	}
+}
+
 static const struct option record_lo[] = {{"source", required_argument, 0, 's'},
 					  {"rate", required_argument, 0, 'r'},
 					  {"drops-from", required_argument, 0, 'D'},
@@ -257,6 +349,13 @@ static const struct option record_lo[] = {{"source", required_argument, 0, 's'},
 					  {"timeout", required_argument, 0, 't'},
 					  {"check", required_argument, 0, 'k'},
 					  {"checksum", required_argument, 0, 'C'},
+					  {"sample-rate", required_argument, 0, OPT_SAMPLE_RATE},
+					  {"datatype", required_argument, 0, OPT_DATATYPE},
+					  {"center-freq", required_argument, 0, OPT_CENTER_FREQ},
+					  {"channels", required_argument, 0, OPT_CHANNELS},
+					  {"description", required_argument, 0, OPT_DESCRIPTION},
+					  {"author", required_argument, 0, OPT_AUTHOR},
+					  {"meta", required_argument, 0, OPT_META},
 					  {"stats", required_argument, 0, 'i'},
 					  {"force", no_argument, 0, 'F'},
 					  {"json", no_argument, 0, 'j'},
@@ -344,7 +443,8 @@ static int parse_record(int argc, char **argv, struct nvt_record_opts *o, struct
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":qh", record_lo, NULL)) != -1) {
-		if ((rc = record_option(opt, optarg, c, o)) != 1) {
+		if ((rc = record_option(opt, optarg, c, o)) != 1 ||
+		    (rc = meta_option(opt, optarg, c)) != 1) {
 			if (rc)
 				return rc;
 			continue;
@@ -486,10 +586,11 @@ int cmd_record(int argc, char **argv)
 
 	nvt_record_opts_init(&o);
 	rc = parse_record(argc, argv, &o, &c);
-	if (rc)
-		return rc < 0 ? NVT_EXIT_OK : rc;
-	rc = check_args(argc, argv, &o, &c);
-	if (rc || cli_parse_only)
-		return rc;
-	return run_record(&o, &c);
+	if (!rc)
+		rc = check_args(argc, argv, &o, &c);
+	o.meta = c.meta;
+	if (!rc && !cli_parse_only)
+		rc = run_record(&o, &c);
+	free(c.meta);
+	return rc < 0 ? NVT_EXIT_OK : rc;
 }

@@ -81,6 +81,16 @@ jq_ "$J" "j['path'].endswith('/odd\x01\"\u00e9\u00ff\u00fe.nvt')"
 grep -q '\\u0001\\"é\\u00ff\\u00fe' "$J" || fail "escapes: $(cat "$J")"
 ok "info: pass, missing file, bad option; a control character, valid UTF-8 and invalid bytes in a string"
 
+js meta 0 "$NVT" meta --json "$a"
+jq_ "$J" "j['meta']['nvtape:beat']=='u64le seq, u64le ~seq' and j['path']=='$a'"
+js meta 0 "$NVT" meta --json "$a" core:author=nvtape
+jq_ "$J" "j['meta']['core:author']=='nvtape'"
+js info 0 "$NVT" info -q --json "$a"
+jq_ "$J" "j['meta']['core:author']=='nvtape'"
+js meta 1 "$NVT" meta --json "$T/missing.nvt"
+js meta 64 "$NVT" meta --json "$a" core:datatype=cf33
+ok "meta: read, set (info shows it), missing file, bad datatype"
+
 "$NVT" record -q --rate 50MB --size 1G "$T/k.nvt" >/dev/null 2>&1 &
 pid=$!
 wait_header "$T/k.nvt" 2

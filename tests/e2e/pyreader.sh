@@ -289,6 +289,26 @@ expect_rc 2 "$NVT" verify "$T/s.nvt"
 grep -q "^BAD CHUNK at data offset 2097152 " "$T/out" || fail "verify disagrees"
 ok "chunk checksums: the spans verify checks; a clean recording passes, a flipped byte's chunk found (check exit 2, as verify)"
 
+# metadata and chunk times: meta() equals nvtape meta's, data() takes its dtype from
+# core:datatype (complex int16 as (re, im) records), chunk_times() rise with the data
+head -c 4000000 /dev/urandom >"$T/iq.bin"
+expect_rc 0 bash -c "'$NVT' record -q --source stdin --chunk 1M --datatype ci16_le --sample-rate 1e6 --meta site=lab '$T/iq.nvt' <'$T/iq.bin'"
+"$PY" - "$T/iq.nvt" "$T/iq.bin" <<'PY' || fail "metadata, dtype and chunk times"
+import sys, time
+import numpy as np
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+assert r.meta() == {"core:datatype": "ci16_le", "core:sample_rate": "1000000", "site": "lab"}, r.meta()
+d = r.data()
+want = np.frombuffer(open(sys.argv[2], "rb").read(), dtype=[("re", "<i2"), ("im", "<i2")])
+assert d.dtype == want.dtype and (d == want).all() and len(d) == 1000000
+t = r.chunk_times()
+assert [o for o, _ in t] == [0, 1 << 20, 2 << 20, 3 << 20], t
+assert all(a[1] <= b[1] for a, b in zip(t, t[1:])) and abs(t[0][1] / 1e9 - time.time()) < 600, t
+assert nvtape.sigmf_dtype("cf32_le") == np.complex64 and nvtape.sigmf_dtype("ci16") is None
+PY
+ok "metadata, a memmap in the dtype core:datatype names (ci16_le), chunk times at every chunk"
+
 expect_rc 64 "$PY" "$NVTPY"
 expect_rc 64 "$PY" "$NVTPY" check
 expect_rc 64 "$PY" "$NVTPY" verify "$f"

@@ -502,7 +502,7 @@ static void test_sums_bounded_and_checked(void **state)
 		data[i] = (uint8_t)(i * 13 + i / 251);
 	nvt_sums_init(&s, 8);
 	for (uint64_t k = 0; k < n; k++)
-		nvt_sums_add(&s, chunk, nvt_crc32c(0, data + k * chunk, chunk));
+		nvt_sums_add(&s, chunk, nvt_crc32c(0, data + k * chunk, chunk), 1000 + k);
 	assert_true(s.n <= 8);
 	assert_int_equal(s.end, chunk * n);
 	for (uint64_t i = 0, at = 0; i < s.n; i++) {

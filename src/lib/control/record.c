@@ -2,12 +2,15 @@
 /* Recording with a registered source: the source runs on its own thread as an ordinary client
  * of the push API (recorder.h); the caller waits for it and closes the recording. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "nvtape/meta.h"
 #include "nvtape/recorder.h"
 #include "control/recorder_int.h"
 #include "nvtape/source.h"
@@ -128,7 +131,24 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		s.args.first_seq &= (1ull << 62) - 1; /* room for 2^62 beats before a wrap */
 		ro.first_seq = s.args.first_seq;
 	}
+	/* what the test pattern is, unless the caller said otherwise */
+	char *meta = NULL;
+	if (s.ops->caps & NVT_SOURCE_PATTERN) {
+		char v[32];
+		meta = nvt_meta_set(ro.meta, "nvtape:beat", "u64le seq, u64le ~seq");
+		if (meta && s.args.rate_bps &&
+		    nvt_meta_get(ro.meta, "core:sample_rate", v, 2) == -ENOENT) {
+			char *m;
+			snprintf(v, sizeof(v), "%.17g", s.args.rate_bps / 16.0);
+			m = nvt_meta_set(meta, "core:sample_rate", v);
+			free(meta);
+			meta = m;
+		}
+		if (meta)
+			ro.meta = meta;
+	}
 	rc = nvt_recorder_open(&ro, &s.rec, &res->err);
+	free(meta); /* the recorder keeps its own copy */
 	if (rc)
 		return rc;
 	rc = -pthread_create(&th, NULL, source_thread, &s);

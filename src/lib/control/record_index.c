@@ -38,7 +38,7 @@ uint64_t nvt_rec_index_reserve(uint64_t data_bytes, uint32_t chunk_bytes)
 		events = NVT_REC_EVENTS_MAX;
 	if (spans > NVT_SUMS_MAX)
 		spans = NVT_SUMS_MAX;
-	return 2 * nvt_index_size(events, spans);
+	return 2 * nvt_index_size(events, spans, NVT_META_MAX);
 }
 
 /* The logical size of a target made of block devices only; 0 when any member is a file. */
@@ -185,11 +185,19 @@ static int build(struct nvt_recorder *r, uint64_t target)
 	x->len = 0;
 	x->drops = drops;
 	x->nev = kept;
-	if (!kept && !r->sums.n) {
+	if (!kept && !r->sums.n && !r->meta_len) {
 		free(ev);
 		return 0;
 	}
-	uint64_t need = nvt_index_size(kept, r->sums.n);
+	struct nvt_index ix = {.ev = ev,
+			       .nev = kept,
+			       .crc = r->sums.e,
+			       .ncrc = r->sums.n,
+			       .tm = r->sums.t,
+			       .ntm = r->sums.n,
+			       .meta = r->meta,
+			       .meta_len = r->meta_len};
+	uint64_t need = nvt_index_bytes(&ix);
 	if (need > x->cap) {
 		void *b = NULL;
 		if (posix_memalign(&b, NVT_BLOCK, need)) {
@@ -200,7 +208,6 @@ static int build(struct nvt_recorder *r, uint64_t target)
 		x->buf = b;
 		x->cap = need;
 	}
-	struct nvt_index ix = {.ev = ev, .nev = kept, .crc = r->sums.e, .ncrc = r->sums.n};
 	padded = nvt_index_build(&ix, x->buf, x->cap, &x->used, &x->crc);
 	free(ev);
 	if (padded < 0)

@@ -141,10 +141,11 @@ static void issue_writes(struct nvt_recorder *r)
 			break;
 		if (r->counting)
 			check_counter(r, nvt_ring_chunk(&r->ring, r->pump.queued - 1), len, off);
-		if (!r->o.no_checksums)
-			nvt_sums_add(
-				&r->sums, len,
-				nvt_crc32c(0, nvt_ring_chunk(&r->ring, r->pump.queued - 1), len));
+		if (!r->o.no_checksums) {
+			uint64_t k = r->pump.queued - 1;
+			nvt_sums_add(&r->sums, len, nvt_crc32c(0, nvt_ring_chunk(&r->ring, k), len),
+				     r->chunk_t[k % r->ring.nchunks]);
+		}
 		r->issue_off += len;
 	}
 }
@@ -465,7 +466,12 @@ static uint64_t settle_events(struct nvt_recorder *r, struct nvt_drop_event **ev
 static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev, uint64_t n,
 			uint64_t off, uint64_t *end)
 {
-	struct nvt_index ix = {.ev = (struct nvt_drop_event *)ev, .nev = n, .crc = r->sums.e};
+	struct nvt_index ix = {.ev = (struct nvt_drop_event *)ev,
+			       .nev = n,
+			       .crc = r->sums.e,
+			       .tm = r->sums.t,
+			       .meta = r->meta,
+			       .meta_len = r->meta_len};
 	struct nvt_err ierr = {0};
 	size_t cap;
 	void *buf = NULL;
@@ -476,7 +482,8 @@ static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev,
 	while (ix.ncrc < r->sums.n && /* the spans of what was written */
 	       r->sums.e[ix.ncrc].data_offset + r->sums.e[ix.ncrc].length <= r->written)
 		ix.ncrc++;
-	cap = nvt_index_size(n, ix.ncrc);
+	ix.ntm = ix.ncrc;
+	cap = nvt_index_bytes(&ix);
 	if (posix_memalign(&buf, NVT_BLOCK, cap)) {
 		nvt_rec_notice(r,
 			       "the drop index could not be written (out of memory); the header "
@@ -519,7 +526,7 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	uint64_t live = nvt_rec_index_live_end(r);
 	int rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end > live ? end : live, err);
 
-	if (!rc && (kept || stuck || r->sums.n) && r->o.format == NVT_FMT_NVTAPE) {
+	if (!rc && (kept || stuck || r->sums.n || r->meta_len) && r->o.format == NVT_FMT_NVTAPE) {
 		write_index(r, ev, kept,
 			    align_up(stuck ? NVT_HEADER_SIZE + r->issue_off : end, NVT_BLOCK),
 			    &end);

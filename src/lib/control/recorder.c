@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "control/recorder_int.h"
+#include "nvtape/meta.h"
 #include "format/lifecycle.h"
 #include "storage/engine.h"
 #include "sys/devcheck.h"
@@ -67,6 +68,8 @@ static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
 				   "for other data");
 		return -EINVAL;
 	}
+	if (o->meta && nvt_meta_check(o->meta, err))
+		return -EINVAL;
 	if (o->check && o->check[0]) {
 		struct nvt_counter_spec spec;
 		return nvt_counter_parse(o->check, &spec, err) ? -EINVAL : 0;
@@ -287,6 +290,11 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 	rc = nvt_ring_create(&r->ring, r->o.chunks, r->o.chunk_bytes, err);
 	if (rc)
 		return rc;
+	r->chunk_t = calloc(r->ring.nchunks, sizeof(*r->chunk_t));
+	if (!r->chunk_t) {
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
 	if (r->ring.notice[0])
 		nvt_rec_notice(r, "%s", r->ring.notice);
 	rc = open_engine(r, reserve, err);
@@ -321,6 +329,8 @@ static void destroy(struct nvt_recorder *r)
 	free(r->ev);
 	nvt_rec_index_free(r);
 	nvt_sums_free(&r->sums);
+	free(r->chunk_t);
+	free(r->meta);
 	nvt_pump_free(&r->pump);
 	free(r->hdr);
 	free(r->ckpt_hdr);
@@ -349,6 +359,13 @@ int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out
 	}
 	nvt_ring_init(&r->ring);
 	nvt_sums_init(&r->sums, NVT_SUMS_MAX);
+	r->meta = strdup(r->o.meta ? r->o.meta : "");
+	if (!r->meta) {
+		free(r);
+		nvt_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
+	r->meta_len = strlen(r->meta);
 	pthread_mutex_init(&r->ev_lock, NULL);
 	pthread_mutex_init(&r->open_lock, NULL);
 	pthread_cond_init(&r->open_cv, NULL);
@@ -534,6 +551,8 @@ int nvt_recorder_commit(struct nvt_recorder *r, size_t bytes)
 	r->room -= bytes;
 	mark_start(r);
 	settle_drops(r);
+	if (!r->cur_fill) /* the chunk's first byte: when it was captured */
+		r->chunk_t[(uint64_t)(r->cur - r->ring.mem) / r->ring.chunk_bytes] = nvt_real_ns();
 	r->cur_fill += bytes;
 	atomic_fetch_add(&r->produced, bytes);
 	if (r->cur_fill == r->ring.chunk_bytes ||

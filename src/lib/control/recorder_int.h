@@ -75,7 +75,10 @@ struct nvt_recorder {
 	uint64_t ckpt_target, ckpt_last;
 	struct nvt_rec_index ix; /* the drop index written with each checkpoint */
 	struct nvt_sums sums;    /* CRC32C of every chunk queued (I/O thread) */
-	bool ev_full;            /* NVT_REC_EVENTS_MAX reached: drops join the last event */
+	uint64_t *chunk_t;       /* CLOCK_REALTIME of each ring chunk's first commit (producer) */
+	char *meta;              /* metadata text for the index ("" none) */
+	uint64_t meta_len;
+	bool ev_full; /* NVT_REC_EVENTS_MAX reached: drops join the last event */
 	struct nvt_hist ckpt_hist;
 	bool counting; /* cc: the data's counter, checked as chunks are queued */
 	struct nvt_counter_check cc;

@@ -16,6 +16,7 @@
 #include "storage/layout_io.h"
 #include "nvtape/pattern.h"
 #include "nvtape/recover.h"
+#include "control/members.h"
 #include "control/scan.h"
 #include "format/index.h"
 #include "format/sums.h"
@@ -33,8 +34,11 @@ struct rstate {
 	uint64_t nev, cap;
 	int oom;
 	uint64_t old_lo, old_index_end;  /* the index the checkpoint's header points at */
-	const struct nvt_chunk_crc *crc; /* the checksums of the data kept */
-	uint64_t ncrc;
+	const struct nvt_chunk_crc *crc; /* the checksums of the data kept, their times */
+	const struct nvt_chunk_time *tm;
+	uint64_t ncrc, ntm;
+	const char *meta; /* the metadata, as it was */
+	uint64_t meta_len;
 };
 
 void nvt_recover_opts_default(struct nvt_recover_opts *o)
@@ -157,17 +161,6 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 		bytes -= n;
 	}
 	return 0;
-}
-
-static int write_all(const struct nvt_layout *l, const int *fd, const void *buf, size_t len,
-		     uint64_t off, struct nvt_err *err)
-{
-	int rc = nvt_layout_pwrite(l, fd, buf, len, off);
-
-	if (rc)
-		nvt_err_set(err, -rc, "write of %zu bytes at %llu: %s", len,
-			    (unsigned long long)off, strerror(-rc));
-	return rc;
 }
 
 /* The checkpoint's last bytes when they do not end a whole 4 KiB block that continues the
@@ -367,28 +360,21 @@ static void mark_recovered(struct rstate *s, struct nvt_recover_result *res, uin
 	rec->index_crc = 0;
 }
 
-static int truncate_members(const struct nvt_layout *L, const int *fd, uint64_t end,
-			    struct nvt_err *err)
-{
-	for (unsigned m = 0; m < L->n; m++) {
-		if (!nvt_is_blockdev(fd[m]) &&
-		    ftruncate(fd[m], (off_t)(L->member_offset + nvt_layout_share(L, m, end)))) {
-			nvt_err_set(err, errno, "%s: ftruncate: %s", L->path[m], strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* The drop index on the first 4 KiB boundary after the data, or after the checkpoint's index
  * when it would overlap that one (which a crash meanwhile still needs). */
 static int write_index(const struct nvt_layout *L, const int *fd, const struct rstate *s,
 		       uint64_t end, uint64_t *index_end, struct nvt_err *err)
 {
 	struct nvt_recording *rec = s->rec;
-	struct nvt_index ix = {
-		.ev = s->ev, .nev = s->nev, .crc = (struct nvt_chunk_crc *)s->crc, .ncrc = s->ncrc};
-	size_t cap = nvt_index_size(s->nev, s->ncrc);
+	struct nvt_index ix = {.ev = s->ev,
+			       .nev = s->nev,
+			       .crc = (struct nvt_chunk_crc *)s->crc,
+			       .ncrc = s->ncrc,
+			       .tm = (struct nvt_chunk_time *)s->tm,
+			       .ntm = s->ntm,
+			       .meta = (char *)s->meta,
+			       .meta_len = s->meta_len};
+	size_t cap = nvt_index_bytes(&ix);
 	void *ibuf = malloc(cap);
 	uint64_t used, off = (end + 4095) / 4096 * 4096;
 	uint32_t crc;
@@ -397,7 +383,7 @@ static int write_index(const struct nvt_layout *L, const int *fd, const struct r
 		off = (s->old_index_end + 4095) / 4096 * 4096;
 
 	if (!ibuf || nvt_index_build(&ix, ibuf, cap, &used, &crc) < 0 ||
-	    write_all(L, fd, ibuf, used, off, err)) {
+	    nvt_members_write(L, fd, ibuf, used, off, err)) {
 		free(ibuf);
 		nvt_err_set(err, EIO, "cannot write the rebuilt drop index");
 		return -1;
@@ -407,44 +393,6 @@ static int write_index(const struct nvt_layout *L, const int *fd, const struct r
 	rec->index_bytes = used;
 	rec->index_crc = crc;
 	*index_end = off + used;
-	return 0;
-}
-
-/* The header block as on disk, patched: an fdrec header keeps the fields nvtape does not model
- * (design, clock); an nvtape one gets the next generation in its slot, the other slot kept. */
-static int write_header(const struct nvt_layout *L, const int *fd, struct nvt_recording *rec,
-			struct nvt_err *err)
-{
-	uint8_t hdr[NVT_HEADER_SIZE];
-
-	if (nvt_layout_pread(L, fd, hdr, sizeof(hdr), 0)) {
-		nvt_err_set(err, EIO, "cannot re-read the header");
-		return -1;
-	}
-	if (rec->format == NVT_FMT_FDREC) {
-		struct fdrec_header *fh = (struct fdrec_header *)hdr;
-		fh->flags |= FDREC_FLAG_COMPLETE;
-		fh->data_bytes = rec->data_bytes;
-		fh->drop_count = rec->drop_count;
-		if (!fh->stop_time_ns)
-			fh->stop_time_ns = nvt_real_ns();
-	} else {
-		if (rec->version != NVT_FORMAT_VERSION) /* a version 1 header becomes version 2 */
-			rec->generation = 0;
-		rec->version = NVT_FORMAT_VERSION;
-		nvt_header_block_encode(rec, hdr);
-	}
-	return write_all(L, fd, hdr, sizeof(hdr), 0, err) ? -1 : 0;
-}
-
-static int sync_members(const struct nvt_layout *L, const int *fd, struct nvt_err *err)
-{
-	for (unsigned m = 0; m < L->n; m++) {
-		if (fsync(fd[m])) {
-			nvt_err_set(err, errno, "%s: fsync: %s", L->path[m], strerror(errno));
-			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -461,96 +409,43 @@ static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nv
 		return -1;
 	/* the checkpoint's index stays until the complete header is durable */
 	keep = end > s->old_index_end ? end : s->old_index_end;
-	rc = truncate_members(L, fd, keep, err);
-	if (!rc && rec->format == NVT_FMT_NVTAPE && (s->nev || s->ncrc)) {
+	rc = nvt_members_truncate(L, fd, keep, err);
+	if (!rc && rec->format == NVT_FMT_NVTAPE && (s->nev || s->ncrc || s->meta_len)) {
 		rc = write_index(L, fd, s, end, &end, err);
 		keep = end > s->old_index_end ? end : s->old_index_end;
 		if (!rc)
-			rc = truncate_members(L, fd, keep, err);
+			rc = nvt_members_truncate(L, fd, keep, err);
 	}
 	if (!rc) /* the cut and the index durable before the header says COMPLETE */
-		rc = sync_members(L, fd, err);
+		rc = nvt_members_sync(L, fd, err);
 	if (!rc && keep > end && rec->format == NVT_FMT_NVTAPE) {
 		/* the checkpoint's index lies beyond the new end: a header that points at the new
 		 * index, still without COMPLETE, is made durable before the file is cut, so that a
 		 * crash at any moment finds a header whose index is in the file */
 		struct nvt_recording mid = *rec;
 		mid.flags &= ~(NVT_FLAG_COMPLETE | NVT_FLAG_RECOVERED);
-		rc = write_header(L, fd, &mid, err);
+		rc = nvt_members_write_header(L, fd, &mid, err);
 		s->rec->generation = mid.generation;
 		s->rec->version = mid.version;
 		if (!rc)
-			rc = sync_members(L, fd, err);
+			rc = nvt_members_sync(L, fd, err);
 		if (!rc)
-			rc = truncate_members(L, fd, end, err);
+			rc = nvt_members_truncate(L, fd, end, err);
 		if (!rc)
-			rc = sync_members(L, fd, err);
+			rc = nvt_members_sync(L, fd, err);
 		keep = end;
 	}
 	if (!rc)
-		rc = write_header(L, fd, s->rec, err);
+		rc = nvt_members_write_header(L, fd, s->rec, err);
 	if (!rc)
-		rc = sync_members(L, fd, err);
+		rc = nvt_members_sync(L, fd, err);
 	if (!rc && keep > end) {
-		rc = truncate_members(L, fd, end, err);
+		rc = nvt_members_truncate(L, fd, end, err);
 		if (!rc)
-			rc = sync_members(L, fd, err);
+			rc = nvt_members_sync(L, fd, err);
 	}
 	nvt_layout_close(L, fd);
 	return rc;
-}
-
-/* One try at claiming every member: each device exclusively, each file's lock. 0, -EBUSY
- * (held; *busy names the member), or -1 with err set. */
-static int try_claim(const struct nvt_layout *L, int *fd, const char **busy, struct nvt_err *err)
-{
-	struct nvt_err oerr = {0};
-
-	if (nvt_layout_open(L, O_RDONLY | O_EXCL, fd, &oerr)) {
-		if (oerr.code != EBUSY) {
-			*err = oerr;
-			return -1;
-		}
-		*busy = NULL;
-		return -EBUSY;
-	}
-	for (unsigned m = 0; m < L->n; m++) {
-		struct stat st;
-		if (fstat(fd[m], &st) == 0 && S_ISREG(st.st_mode) &&
-		    flock(fd[m], LOCK_EX | LOCK_NB)) {
-			*busy = L->path[m];
-			nvt_layout_close(L, fd);
-			return -EBUSY;
-		}
-	}
-	return 0;
-}
-
-/* A recording still being written is left alone: its writer holds each member file's lock, or
- * each device exclusively. The claim is kept while recover works, so that no recording starts
- * on the members meanwhile. A writer that was just killed lets go a moment after it died (its
- * io_uring is torn down after the process): ask again for up to two seconds. */
-static int claim(const struct nvt_layout *L, int *fd, struct nvt_err *err)
-{
-	const char *busy = NULL;
-	char name[256];
-	int rc;
-
-	for (int i = 0; (rc = try_claim(L, fd, &busy, err)) == -EBUSY && i < 20; i++)
-		nvt_sleep_until(nvt_mono_ns() + 100000000ull);
-	if (rc != -EBUSY)
-		return rc ? -1 : 0;
-	if (busy)
-		nvt_err_set(err, EBUSY,
-			    "%s is being written by a recording (it holds the file's lock): "
-			    "recover it once that recording has ended; nothing was changed",
-			    busy);
-	else
-		nvt_err_set(err, EBUSY,
-			    "%s is in use (a recording is writing it, or it is mounted or held): "
-			    "recover it once that has ended; nothing was changed",
-			    nvt_layout_name(L, name, sizeof(name)));
-	return -1;
 }
 
 static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_layout *L,
@@ -590,9 +485,14 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 		return -(res->err.code ? res->err.code : EIO);
 	}
 	mark_recovered(&s, res, data_avail);
-	s.crc = ix.crc; /* the checksums of what is kept go to the new index */
+	s.crc = ix.crc; /* the checksums of what is kept, their times, the metadata go on */
 	while (s.ncrc < ix.ncrc && ix.crc[s.ncrc].data_offset + ix.crc[s.ncrc].length <= s.valid)
 		s.ncrc++;
+	s.tm = ix.tm;
+	while (s.ntm < ix.ntm && ix.tm[s.ntm].data_offset < s.valid)
+		s.ntm++;
+	s.meta = ix.meta;
+	s.meta_len = ix.meta ? ix.meta_len : 0;
 	if (rewrite(L, &s, &res->err)) {
 		nvt_index_clear(&ix);
 		free(s.ev);
@@ -613,7 +513,7 @@ int nvt_recover(const struct nvt_recover_opts *o, struct nvt_recover_result *res
 
 	memset(res, 0, sizeof(*res));
 	nvt_layout_resolve(&o->layout, o->path, &L);
-	if (claim(&L, held, &res->err))
+	if (nvt_members_claim(&L, held, "recover it", &res->err))
 		return -(res->err.code ? res->err.code : EIO);
 	rc = recover_claimed(o, &L, res);
 	nvt_layout_close(&L, held);

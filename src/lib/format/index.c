@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The index after the data: a small header and typed records (drop events, chunk checksums);
+/* The index after the data: a small header and typed records (drop events, chunk checksums,
+ * chunk times, metadata text);
  * readers skip record types they do not know, and entries may grow. */
 #include <errno.h>
 #include <stdlib.h>
@@ -8,14 +9,23 @@
 #include "format/index.h"
 #include "nvtape/format.h"
 
-uint64_t nvt_index_size(uint64_t nev, uint64_t ncrc)
+uint64_t nvt_index_size(uint64_t nev, uint64_t ncrc, uint64_t meta_len)
 {
 	uint64_t used = sizeof(struct nvt_index_header) + sizeof(struct nvt_index_record) +
 			nev * sizeof(struct nvt_drop_event);
 
-	if (ncrc)
-		used += sizeof(struct nvt_index_record) + ncrc * sizeof(struct nvt_chunk_crc);
+	if (ncrc) /* the spans' checksums, and their times */
+		used += 2 * sizeof(struct nvt_index_record) +
+			ncrc * (sizeof(struct nvt_chunk_crc) + sizeof(struct nvt_chunk_time));
+	if (meta_len)
+		used += sizeof(struct nvt_index_record) + meta_len;
 	return (used + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK;
+}
+
+uint64_t nvt_index_bytes(const struct nvt_index *ix)
+{
+	uint64_t n = ix->ncrc > ix->ntm ? ix->ncrc : ix->ntm;
+	return nvt_index_size(ix->nev, n, ix->meta ? ix->meta_len : 0);
 }
 
 static uint8_t *put_record(uint8_t *p, uint32_t type, uint32_t entry, const void *e, uint64_t n)
@@ -34,7 +44,7 @@ long nvt_index_build(const struct nvt_index *ix, void *buf, size_t cap, uint64_t
 		     uint32_t *crc)
 {
 	struct nvt_index_header ih;
-	uint64_t padded = nvt_index_size(ix->nev, ix->ncrc);
+	uint64_t padded = nvt_index_bytes(ix);
 	uint8_t *p = buf;
 
 	if (padded > cap)
@@ -42,13 +52,18 @@ long nvt_index_build(const struct nvt_index *ix, void *buf, size_t cap, uint64_t
 	memset(buf, 0, padded);
 	memcpy(ih.magic, NVT_INDEX_MAGIC, 8);
 	ih.version = NVT_INDEX_VERSION;
-	ih.record_count = ix->ncrc ? 2 : 1;
+	ih.record_count = 1 + !!ix->ncrc + !!ix->ntm + !!(ix->meta && ix->meta_len);
 	memcpy(p, &ih, sizeof(ih));
 	p = put_record(p + sizeof(ih), NVT_IDX_DROPS, sizeof(struct nvt_drop_event), ix->ev,
 		       ix->nev);
 	if (ix->ncrc)
 		p = put_record(p, NVT_IDX_CHUNK_CRC, sizeof(struct nvt_chunk_crc), ix->crc,
 			       ix->ncrc);
+	if (ix->ntm)
+		p = put_record(p, NVT_IDX_CHUNK_TIME, sizeof(struct nvt_chunk_time), ix->tm,
+			       ix->ntm);
+	if (ix->meta && ix->meta_len)
+		p = put_record(p, NVT_IDX_META, 1, ix->meta, ix->meta_len);
 	*used = (uint64_t)(p - (uint8_t *)buf);
 	*crc = nvt_crc32c(0, buf, *used);
 	return (long)padded;
@@ -65,6 +80,8 @@ void nvt_index_clear(struct nvt_index *ix)
 {
 	free(ix->ev);
 	free(ix->crc);
+	free(ix->tm);
+	free(ix->meta);
 	memset(ix, 0, sizeof(*ix));
 }
 
@@ -131,6 +148,25 @@ int nvt_index_parse(const void *buf, size_t len, struct nvt_index *ix, struct nv
 			free(ix->crc);
 			ix->crc = a;
 			ix->ncrc = n;
+		} else if (r.type == NVT_IDX_CHUNK_TIME &&
+			   r.entry_bytes >= sizeof(struct nvt_chunk_time)) {
+			if (!(a = entries(p + pos, &r, sizeof(struct nvt_chunk_time), &n, err)))
+				goto bad;
+			free(ix->tm);
+			ix->tm = a;
+			ix->ntm = n;
+		} else if (r.type == NVT_IDX_META && r.entry_bytes == 1 &&
+			   r.payload_bytes <= NVT_META_MAX) {
+			char *m = malloc(r.payload_bytes + 1);
+			if (!m) {
+				nvt_err_set(err, ENOMEM, "out of memory reading the metadata");
+				goto bad;
+			}
+			memcpy(m, p + pos, r.payload_bytes);
+			m[r.payload_bytes] = 0;
+			free(ix->meta);
+			ix->meta = m;
+			ix->meta_len = strnlen(m, r.payload_bytes);
 		}
 		pos += r.payload_bytes;
 	}

@@ -11,14 +11,21 @@ struct nvt_index {
 	uint64_t nev;
 	struct nvt_chunk_crc *crc;
 	uint64_t ncrc;
+	struct nvt_chunk_time *tm;
+	uint64_t ntm;
+	char *meta; /* "key=value" lines, NUL-terminated by parse; NULL: none */
+	uint64_t meta_len;
 };
 
 struct nvt_layout;
 
-/* Bytes an index of these entries takes, padded to NVT_BLOCK. */
-uint64_t nvt_index_size(uint64_t nev, uint64_t ncrc);
+/* Bytes the index ix takes, padded to NVT_BLOCK. */
+uint64_t nvt_index_bytes(const struct nvt_index *ix);
+/* ... and one with nev drop events and ncrc checksums (and times), metadata of meta_len bytes. */
+uint64_t nvt_index_size(uint64_t nev, uint64_t ncrc, uint64_t meta_len);
 /* Encode into buf (cap bytes, zero-padded to NVT_BLOCK): the padded length or -ENOSPC; *used the
- * index_bytes, *crc its CRC32C. A DROPS record always, a CHUNK_CRC record when there are spans. */
+ * index_bytes, *crc its CRC32C. A DROPS record always; CHUNK_CRC, CHUNK_TIME and META records
+ * when there is something to put in them. */
 long nvt_index_build(const struct nvt_index *ix, void *buf, size_t cap, uint64_t *used,
 		     uint32_t *crc);
 /* Decode; unknown records are skipped. ix gets malloc'ed arrays (nvt_index_clear frees). */

@@ -21,7 +21,9 @@ void nvt_sums_init(struct nvt_sums *s, uint64_t max)
 void nvt_sums_free(struct nvt_sums *s)
 {
 	free(s->e);
+	free(s->t);
 	s->e = NULL;
+	s->t = NULL;
 	s->n = s->cap = 0;
 }
 
@@ -34,15 +36,18 @@ static void merge_pairs(struct nvt_sums *s)
 		a.crc32c = nvt_crc32c_combine(a.crc32c, b.crc32c, b.length);
 		a.length += b.length;
 		a.chunks += b.chunks;
+		s->t[k] = s->t[i]; /* a merged span starts when its first chunk did */
 		s->e[k++] = a;
 	}
-	if (s->n % 2)
+	if (s->n % 2) {
+		s->t[k] = s->t[s->n - 1];
 		s->e[k++] = s->e[s->n - 1];
+	}
 	s->n = k;
 	s->granule *= 2;
 }
 
-void nvt_sums_add(struct nvt_sums *s, uint64_t len, uint32_t crc)
+void nvt_sums_add(struct nvt_sums *s, uint64_t len, uint32_t crc, uint64_t time_ns)
 {
 	struct nvt_chunk_crc *last = s->n ? &s->e[s->n - 1] : NULL;
 
@@ -60,16 +65,21 @@ void nvt_sums_add(struct nvt_sums *s, uint64_t len, uint32_t crc)
 	if (s->n == s->cap) {
 		uint64_t cap = s->cap ? s->cap * 2 : 1024;
 		struct nvt_chunk_crc *g;
+		struct nvt_chunk_time *t;
 		if (cap > s->max)
 			cap = s->max;
 		g = realloc(s->e, cap * sizeof(*g));
-		if (!g) {
+		if (g)
+			s->e = g;
+		t = g ? realloc(s->t, cap * sizeof(*t)) : NULL;
+		if (!t) {
 			s->oom = true;
 			return;
 		}
-		s->e = g;
+		s->t = t;
 		s->cap = cap;
 	}
+	s->t[s->n] = (struct nvt_chunk_time){.data_offset = s->end, .time_ns = time_ns};
 	s->e[s->n++] = (struct nvt_chunk_crc){
 		.data_offset = s->end, .length = len, .crc32c = crc, .chunks = 1};
 	s->end += len;

@@ -15,6 +15,7 @@
 
 struct nvt_sums {
 	struct nvt_chunk_crc *e;
+	struct nvt_chunk_time *t; /* the capture time of each span's first byte (0: unknown) */
 	uint64_t n, cap, max;
 	uint32_t granule; /* chunks per span now (doubles at each merge) */
 	uint64_t end;     /* data bytes covered */
@@ -23,8 +24,9 @@ struct nvt_sums {
 
 void nvt_sums_init(struct nvt_sums *s, uint64_t max);
 void nvt_sums_free(struct nvt_sums *s);
-/* The next chunk of the data: len bytes with this CRC32C. */
-void nvt_sums_add(struct nvt_sums *s, uint64_t len, uint32_t crc);
+/* The next chunk of the data: len bytes with this CRC32C, its first byte captured at time_ns
+ * (CLOCK_REALTIME; 0 unknown). */
+void nvt_sums_add(struct nvt_sums *s, uint64_t len, uint32_t crc, uint64_t time_ns);
 
 /* The reader's side: spans checked as the data passes, in order. */
 struct nvt_sums_check {

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* Rewriting a finished or interrupted recording in place (recover, metadata edits): claiming its
+ * members against a live writer, writing, cutting and syncing every member, the header block. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control/members.h"
+#include "storage/layout_io.h"
+#include "util/sysutil.h"
+
+int nvt_members_write(const struct nvt_layout *l, const int *fd, const void *buf, size_t len,
+		      uint64_t off, struct nvt_err *err)
+{
+	int rc = nvt_layout_pwrite(l, fd, buf, len, off);
+
+	if (rc)
+		nvt_err_set(err, -rc, "write of %zu bytes at %llu: %s", len,
+			    (unsigned long long)off, strerror(-rc));
+	return rc;
+}
+
+int nvt_members_truncate(const struct nvt_layout *L, const int *fd, uint64_t end,
+			 struct nvt_err *err)
+{
+	for (unsigned m = 0; m < L->n; m++) {
+		if (!nvt_is_blockdev(fd[m]) &&
+		    ftruncate(fd[m], (off_t)(L->member_offset + nvt_layout_share(L, m, end)))) {
+			nvt_err_set(err, errno, "%s: ftruncate: %s", L->path[m], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The header block as on disk, patched: an fdrec header keeps the fields nvtape does not model
+ * (design, clock); an nvtape one gets the next generation in its slot, the other slot kept. */
+int nvt_members_write_header(const struct nvt_layout *L, const int *fd, struct nvt_recording *rec,
+			     struct nvt_err *err)
+{
+	uint8_t hdr[NVT_HEADER_SIZE];
+
+	if (nvt_layout_pread(L, fd, hdr, sizeof(hdr), 0)) {
+		nvt_err_set(err, EIO, "cannot re-read the header");
+		return -1;
+	}
+	if (rec->format == NVT_FMT_FDREC) {
+		struct fdrec_header *fh = (struct fdrec_header *)hdr;
+		fh->flags |= FDREC_FLAG_COMPLETE;
+		fh->data_bytes = rec->data_bytes;
+		fh->drop_count = rec->drop_count;
+		if (!fh->stop_time_ns)
+			fh->stop_time_ns = nvt_real_ns();
+	} else {
+		if (rec->version != NVT_FORMAT_VERSION) /* a version 1 header becomes version 2 */
+			rec->generation = 0;
+		rec->version = NVT_FORMAT_VERSION;
+		nvt_header_block_encode(rec, hdr);
+	}
+	return nvt_members_write(L, fd, hdr, sizeof(hdr), 0, err) ? -1 : 0;
+}
+
+int nvt_members_sync(const struct nvt_layout *L, const int *fd, struct nvt_err *err)
+{
+	for (unsigned m = 0; m < L->n; m++) {
+		if (fsync(fd[m])) {
+			nvt_err_set(err, errno, "%s: fsync: %s", L->path[m], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* One try at claiming every member: each device exclusively, each file's lock. 0, -EBUSY
+ * (held; *busy names the member), or -1 with err set. */
+static int try_claim(const struct nvt_layout *L, int *fd, const char **busy, struct nvt_err *err)
+{
+	struct nvt_err oerr = {0};
+
+	if (nvt_layout_open(L, O_RDONLY | O_EXCL, fd, &oerr)) {
+		if (oerr.code != EBUSY) {
+			*err = oerr;
+			return -1;
+		}
+		*busy = NULL;
+		return -EBUSY;
+	}
+	for (unsigned m = 0; m < L->n; m++) {
+		struct stat st;
+		if (fstat(fd[m], &st) == 0 && S_ISREG(st.st_mode) &&
+		    flock(fd[m], LOCK_EX | LOCK_NB)) {
+			*busy = L->path[m];
+			nvt_layout_close(L, fd);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/* A recording still being written is left alone: its writer holds each member file's lock, or
+ * each device exclusively. The claim is kept while the caller (recover, a metadata edit) works,
+ * so that no recording starts on the members meanwhile. A writer that was just killed lets go a
+ * moment after it died (its io_uring is torn down after the process): ask again for up to two
+ * seconds. */
+int nvt_members_claim(const struct nvt_layout *L, int *fd, const char *then, struct nvt_err *err)
+{
+	const char *busy = NULL;
+	char name[256];
+	int rc;
+
+	for (int i = 0; (rc = try_claim(L, fd, &busy, err)) == -EBUSY && i < 20; i++)
+		nvt_sleep_until(nvt_mono_ns() + 100000000ull);
+	if (rc != -EBUSY)
+		return rc ? -1 : 0;
+	if (busy)
+		nvt_err_set(err, EBUSY,
+			    "%s is being written by a recording (it holds the file's lock): "
+			    "%s once that recording has ended; nothing was changed",
+			    busy, then);
+	else
+		nvt_err_set(err, EBUSY,
+			    "%s is in use (a recording is writing it, or it is mounted or held): "
+			    "%s once that has ended; nothing was changed",
+			    nvt_layout_name(L, name, sizeof(name)), then);
+	return -1;
+}
