@@ -164,6 +164,9 @@ static int read_index(struct nvt_player *p, struct nvt_err *err)
 	p->nev = ix.nev;
 	p->crc = ix.crc;
 	p->ncrc = ix.ncrc;
+	ix.ev = NULL;
+	ix.crc = NULL;
+	nvt_index_clear(&ix); /* the times and metadata are not played */
 	return 0;
 }
 

@@ -184,6 +184,7 @@ int nvt_index_decode(const void *buf, size_t len, struct nvt_drop_event **evp, u
 
 	*evp = ix.ev;
 	*np = ix.nev;
-	free(ix.crc);
+	ix.ev = NULL;
+	nvt_index_clear(&ix); /* the other records */
 	return rc;
 }

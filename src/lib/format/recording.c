@@ -283,7 +283,8 @@ int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_record
 
 	*ev = ix.ev;
 	*n = ix.nev;
-	free(ix.crc);
+	ix.ev = NULL;
+	nvt_index_clear(&ix); /* the other records */
 	return rc;
 }
 
