@@ -128,8 +128,8 @@ static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 		nvt_err_param(err, "unknown sink \"%s\" (sinks: %s)", name, nvt_sink_names());
 		return -EINVAL;
 	}
-	if ((f->ops->caps & NVT_SINK_NEEDS_PATTERN) && rec->source_kind != NVT_SRC_TPG &&
-	    !res->counter_checked) {
+	if ((f->ops->caps & NVT_SINK_NEEDS_PATTERN) &&
+	    !nvt_source_kind_is_pattern(rec->source_kind) && !res->counter_checked) {
 		nvt_err_param(err,
 			      "the recording is not test pattern (source %s) and names no counter "
 			      "to check: the %s sink has nothing to check; give --check, or play "

@@ -40,3 +40,74 @@ fdrec_read_mode() {
 		{ cat /tmp/v.out; return 1; }
 }
 check fdrec-read-mode fdrec_read_mode
+# --source fdrec: nvtape's buffers registered with the driver, the test pattern at two rates
+fdrec_clean() { # fdrec_clean RATE_BYTES
+	nvtape record -q --force --source fdrec --rate "$1" --duration 2 --chunk 1M $D0 >/tmp/r.out ||
+		{ cat /tmp/r.out; return 1; }
+	b=$(field bytes </tmp/r.out)
+	echo "NVT-INFO fdrec-clean-$1: $b bytes, drops $(field drops </tmp/r.out), device fifo_hwm $(cat $SYS/fifo_hwm)"
+	[ "$b" = $(($1 * 2)) ] && [ "$(field drops </tmp/r.out)" = 0 ] || return 1
+	nvtape verify -q $D0 >/tmp/v.out || { cat /tmp/v.out; return 1; }
+	[ "$(field beats </tmp/v.out)" = $((b / 16)) ] && [ "$(field gaps </tmp/v.out)" = 0 ]
+}
+check fdrec-clean-2MB fdrec_clean 2000000
+check fdrec-clean-5MB fdrec_clean 5000000
+# forced overflow: the drive QEMU throttles to 512 KB/s, a 4 MB ring, 2 MB/s for 10 s: the ring
+# and the driver's 8 MB of buffers fill,
+# the driver's FIFO overflows; verify's gap beats = the driver's drop_count = the index's
+fdrec_overflow() {
+	nvtape record -q --force --source fdrec --rate 2MB --duration 10 --chunk 1M --chunks 4 \
+		--timeout 60 $DH >/tmp/r.out
+	rc=$?
+	[ $rc = 2 ] || { echo "exit $rc"; cat /tmp/r.out; return 1; }
+	d=$(field drops </tmp/r.out)
+	dc=$(cat $SYS/drop_count)
+	echo "NVT-INFO fdrec-overflow: $(field bytes </tmp/r.out) bytes, drops $d beats in $(field drop_events </tmp/r.out) events, driver drop_count $dc, overflow $(cat $SYS/overflow)"
+	[ "$d" -gt 0 ] && [ "$d" = "$dc" ] || return 1
+	nvtape verify -q $DH >/tmp/v.out
+	[ $? = 2 ] || { cat /tmp/v.out; return 1; }
+	echo "NVT-INFO fdrec-overflow: verify gap_beats $(field gap_beats </tmp/v.out) drop_count $(field drop_count </tmp/v.out) drops_match $(field drops_match </tmp/v.out)"
+	[ "$(field gap_beats </tmp/v.out)" = "$dc" ] && [ "$(field drop_count </tmp/v.out)" = "$dc" ] &&
+		[ "$(field drops_match </tmp/v.out)" = 1 ] && [ "$(field corrupt </tmp/v.out)" = 0 ]
+}
+check fdrec-overflow fdrec_overflow
+# Ctrl-C: every buffer handed to nvtape before the stop is in the recording, which verifies
+fdrec_sigint() {
+	nvtape record -q --force --source fdrec --rate 2MB --chunk 1M $D0 >/tmp/r.out &
+	p=$!
+	sleep 3
+	kill -INT $p
+	wait $p
+	rc=$?
+	[ $rc = 0 ] || { echo "exit $rc"; cat /tmp/r.out; return 1; }
+	b=$(field bytes </tmp/r.out)
+	echo "NVT-INFO fdrec-sigint: $b bytes, driver bufs_filled $(cat $SYS/bufs_filled)"
+	[ "$b" -gt 0 ] && nvtape verify -q $D0 >/tmp/v.out && [ "$(field bytes </tmp/v.out)" = "$b" ]
+}
+check fdrec-sigint fdrec_sigint
+# the DMA error flag: the recording stops with the error reported (exit 1), what came before verifies
+fdrec_dma_error() {
+	nvtape record -q --force --source fdrec --rate 2MB --chunk 1M $D0 >/tmp/r.out 2>&1 &
+	p=$!
+	sleep 2
+	echo 1 >$SYS/inject_dma_error
+	wait $p
+	rc=$?
+	grep -q "DMA error" /tmp/r.out && [ $rc = 1 ] || { echo "exit $rc"; cat /tmp/r.out; return 1; }
+	b=$(field bytes </tmp/r.out)
+	echo "NVT-INFO fdrec-dma-error: $b bytes kept, driver dma_errors $(cat $SYS/dma_errors)"
+	nvtape verify -q $D0 >/tmp/v.out
+	[ "$(field bytes </tmp/v.out)" = "$b" ] && [ "$(field corrupt </tmp/v.out)" = 0 ] &&
+		[ "$(field gaps </tmp/v.out)" = 0 ] || { cat /tmp/v.out; return 1; }
+}
+check fdrec-dma-error fdrec_dma_error
+# a second opener is refused with a message that says so
+fdrec_busy() {
+	exec 3</dev/fdrec0 || return 1
+	nvtape record -q --force --source fdrec --rate 2MB --duration 1 $D0 >/tmp/r.out 2>&1
+	rc=$?
+	exec 3<&-
+	[ $rc = 1 ] && grep -q "in use" /tmp/r.out || { echo "exit $rc"; cat /tmp/r.out; return 1; }
+}
+check fdrec-busy fdrec_busy
+rmmod fdrec_emu
