@@ -82,6 +82,8 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 			after += ev[i].beats;
 	res->expected_gap_beats =
 		res->rec.drop_count - (after < res->rec.drop_count ? after : res->rec.drop_count);
+	if (f->ops->underflows) /* a device sink's own underflows */
+		res->st.underflow_beats += f->ops->underflows(f->state);
 	if (res->st.underflow_beats)
 		res->problems |= NVT_PP_UNDERFLOW;
 	if (res->st.late_events)

@@ -201,16 +201,19 @@ static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct n
 		}
 	}
 	if (ioctl(s->fd, FDREC_STOP, &fin) == 0 && rc >= 0) {
-		/* at a stop the driver hands over the buffer it was filling, then reports the
-		 * beats its FIFO still held as lost */
+		/* at a stop the driver hands over the buffer it was filling (when the recording
+		 * still takes data); the beats its FIFO dropped after the last one recorded are
+		 * drops at the end, so the recording's count is the driver's drop_count */
 		struct fdrec_filled f = {.timeout_ms = 0};
 		while (rc == 0 && !nvt_recorder_stopping(s->r) &&
 		       !ioctl(s->fd, FDREC_WAIT_FILLED, &f)) {
 			rc = take(s, &f, err);
 			ioctl(s->fd, FDREC_RELEASE, &f.index);
 		}
-		if (rc == 0 && !nvt_recorder_stopping(s->r) && fin.drop_count > s->dropped)
-			drop(s, fin.drop_count - s->dropped);
+		if (rc >= 0 && fin.drop_count > s->dropped) {
+			nvt_recorder_drop(s->r, fin.drop_count - s->dropped);
+			s->dropped = fin.drop_count;
+		}
 	}
 	return rc;
 }

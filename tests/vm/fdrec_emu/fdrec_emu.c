@@ -516,15 +516,22 @@ static int wait_ready(u32 timeout_ms)
 	return t < 0 ? -EINTR : 0;
 }
 
-static int wait_filled(struct fdrec_filled __user *ua, bool play)
+/* WAIT_FILLED (record) and PLAY_WAIT_DONE (play, a struct of its own) */
+static int wait_filled(void __user *ua, bool play)
 {
 	struct fdrec_filled f;
+	struct fdrec_play_done d;
 	struct ebuf *b;
 	u32 idx;
 	int rc;
 
-	if (copy_from_user(&f, ua, sizeof(f)))
+	if (play) {
+		if (copy_from_user(&d, ua, sizeof(d)))
+			return -EFAULT;
+		f.timeout_ms = d.timeout_ms;
+	} else if (copy_from_user(&f, ua, sizeof(f))) {
 		return -EFAULT;
+	}
 	if (S.mode != (play ? M_PLAY : M_RECORD) && !(S.stopped && S.nbufs))
 		return -EINVAL;
 	if (!have_ready()) {
@@ -542,6 +549,15 @@ static int wait_filled(struct fdrec_filled __user *ua, bool play)
 	S.rdyq_n--;
 	b = &S.buf[idx];
 	b->st = B_USER;
+	if (play) {
+		memset(&d, 0, sizeof(d));
+		d.timeout_ms = f.timeout_ms;
+		d.index = idx;
+		d.bytes = b->bytes;
+		d.seq = b->seq;
+		d.flags = b->flags;
+		return copy_to_user(ua, &d, sizeof(d)) ? -EFAULT : 0;
+	}
 	f.index = idx;
 	f.bytes = b->bytes;
 	f.seq = b->seq;
@@ -577,8 +593,7 @@ static int stop_record(struct fdrec_stats __user *ua)
 		/* the buffer being filled ends here: handed over with what it holds */
 		if (S.cur >= 0 && S.cur_off)
 			complete_cur(FDREC_FILLED_SHORT);
-		/* beats still in the FIFO are lost at the stop: count them as dropped */
-		S.drop_count += S.fifo_level;
+		/* beats still in the FIFO are discarded at the stop (not overflow drops) */
 		S.fifo_level = 0;
 		S.runs_n = 0;
 		stop_all();
