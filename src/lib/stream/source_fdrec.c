@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* fdrec source: the FPGA Drive Recorder's driver (/dev/fdrec0, ioctl interface in
- * tests/vm/fdrec_emu/fdrec_uapi.h). nvtape registers its own page-aligned buffers with the
- * driver, which DMAs the test-pattern generator's beats into them; each filled buffer is taken
- * in fill order, copied into the ring and handed back to the driver at once, so the driver
- * always owns every buffer but the one being copied. The device drops beats in its FIFO when
- * no buffer is free: every gap in the beats' sequence becomes an nvt_recorder_drop() at the
- * exact position, and at the stop the beats the driver reports as lost in its FIFO are added,
- * so the recording's drop count equals the driver's drop_count. A buffer flagged with a DMA
- * error stops the recording with that error; what came before is kept. */
+ * stream/fdrec_uapi.h). Zero copy: every ring chunk is registered with the driver as one of its
+ * buffers (recorder_ring.h), which its DMA fills with the test-pattern generator's beats in ring
+ * order; a filled buffer is committed where it lies, and handed back to the driver once the
+ * I/O thread has written and released it. The device drops beats in its FIFO when no buffer
+ * is free (the storage fell behind and the whole ring waits to be written): every gap in the beats'
+ * sequence becomes an nvt_recorder_drop() at the exact position, and at the stop the beats the
+ * driver reports as lost in its FIFO are added, so the recording's drop count equals the driver's
+ * drop_count. A buffer flagged with a DMA error stops the recording with that error; what came
+ * before is kept. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,24 +16,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "control/recorder_ring.h"
 #include "stream/fdrec_uapi.h"
 #include "nvtape/format.h"
 #include "nvtape/recorder.h"
 #include "nvtape/source.h"
 
 #define FDREC_DEFAULT_DEV "/dev/fdrec0"
-#define FDREC_NBUFS       8
-#define FDREC_BUF_SIZE    (1u << 20)
-#define FDREC_WAIT_MS     100
+#define FDREC_WAIT_MS     5 /* also how soon a released chunk goes back to the driver */
 
 struct fdsrc {
 	struct nvt_recorder *r;
 	const char *path;
 	int fd;
-	uint8_t *mem;
+	struct nvt_ring_view v;
+	uint64_t taken;     /* buffers taken from the driver (ring chunk taken % nchunks) */
+	uint64_t given;     /* buffers handed to the driver */
 	uint64_t next_seq;  /* seq of the next beat expected */
 	uint64_t fill_seq;  /* the driver's next buffer fill number */
 	uint64_t beats;     /* beats delivered + dropped so far */
@@ -46,26 +47,28 @@ static int sys_err(struct nvt_err *err, int e, const char *what, const char *pat
 	return -e;
 }
 
-/* copy beats into the ring (waits for a free chunk: the driver's FIFO, not the ring, drops) */
-static bool put(struct fdsrc *s, const uint8_t *p, uint64_t n)
+/* commit n beats that the driver put at p, where the recorder's current chunk is */
+static bool put(struct fdsrc *s, const uint8_t *p, uint64_t n, struct nvt_err *err, int *rc)
 {
-	while (n) {
-		size_t room;
-		uint8_t *dst = nvt_recorder_acquire(s->r, &room, NVT_ACQUIRE_NOWAIT);
-		uint64_t k;
+	size_t room;
+	uint8_t *dst = nvt_recorder_acquire(s->r, &room, NVT_ACQUIRE_NOWAIT);
 
-		if (!dst && errno == EAGAIN) {
-			/* no chunk free: the device's buffers wait, and its FIFO drops instead */
-			dst = nvt_recorder_acquire(s->r, &room, 0);
-		}
-		if (!dst)
+	if (!dst)
+		return false; /* stopping (a free chunk is never missing: the driver filled it) */
+	if (dst != p || room < n * FDREC_BEAT_BYTES) {
+		if (room && room < n * FDREC_BEAT_BYTES && dst == p) {
+			/* the size limit ends the recording inside this buffer */
+			nvt_recorder_commit(s->r, room);
 			return false;
-		k = n * FDREC_BEAT_BYTES < room ? n : room / FDREC_BEAT_BYTES;
-		memcpy(dst, p, k * FDREC_BEAT_BYTES);
-		nvt_recorder_commit(s->r, k * FDREC_BEAT_BYTES);
-		p += k * FDREC_BEAT_BYTES;
-		n -= k;
+		}
+		nvt_err_set(err, EPROTO,
+			    "fdrec %s: the driver filled buffer %llu out of ring order: reload the "
+			    "driver",
+			    s->path, (unsigned long long)((p - s->v.mem) / s->v.chunk_bytes));
+		*rc = -EPROTO;
+		return false;
 	}
+	nvt_recorder_commit(s->r, n * FDREC_BEAT_BYTES);
 	return true;
 }
 
@@ -88,8 +91,9 @@ static uint64_t beat_seq(const uint8_t *p)
 /* one filled buffer: contiguous runs go to the ring, each jump in seq is a drop there */
 static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *err)
 {
-	const uint8_t *p = s->mem + (size_t)f->index * FDREC_BUF_SIZE;
+	const uint8_t *p = s->v.mem + (size_t)f->index * s->v.chunk_bytes;
 	uint64_t n = f->bytes / FDREC_BEAT_BYTES, i = 0;
+	int rc = 0;
 
 	if (f->seq != s->fill_seq) {
 		nvt_err_set(err, EPROTO,
@@ -99,11 +103,20 @@ static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *e
 		return -EPROTO;
 	}
 	s->fill_seq++;
-	if (f->bytes > FDREC_BUF_SIZE || f->bytes % FDREC_BEAT_BYTES) {
+	if (f->index != s->taken % s->v.nchunks) {
 		nvt_err_set(err, EPROTO,
-			    "fdrec %s: buffer %u holds %llu bytes (not whole beats within %u): "
+			    "fdrec %s: the driver returned buffer %u, ring chunk %llu was next: "
+			    "reload the driver",
+			    s->path, f->index, (unsigned long long)(s->taken % s->v.nchunks));
+		return -EPROTO;
+	}
+	s->taken++;
+	if (f->bytes > s->v.chunk_bytes || f->bytes % FDREC_BEAT_BYTES) {
+		nvt_err_set(err, EPROTO,
+			    "fdrec %s: buffer %u holds %llu bytes (not whole beats within %llu): "
 			    "packet framing lost",
-			    s->path, f->index, (unsigned long long)f->bytes, FDREC_BUF_SIZE);
+			    s->path, f->index, (unsigned long long)f->bytes,
+			    (unsigned long long)s->v.chunk_bytes);
 		return -EPROTO;
 	}
 	while (i < n) {
@@ -117,8 +130,8 @@ static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *e
 			run++;
 		if (s->max_beats != UINT64_MAX && s->beats + run > s->max_beats)
 			run = s->beats < s->max_beats ? s->max_beats - s->beats : 0;
-		if (!run || !put(s, p + i * FDREC_BEAT_BYTES, run))
-			return 1;
+		if (!run || !put(s, p + i * FDREC_BEAT_BYTES, run, err, &rc))
+			return rc ? rc : 1;
 		s->beats += run;
 		s->next_seq = seq + run;
 		i += run;
@@ -160,11 +173,11 @@ static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct n
 	bufs = calloc(1, sizeof(*bufs));
 	if (!bufs)
 		return sys_err(err, ENOMEM, "buffer table", s->path);
-	bufs->count = FDREC_NBUFS;
-	bufs->buf_size = FDREC_BUF_SIZE;
+	bufs->count = s->v.nchunks;
+	bufs->buf_size = s->v.chunk_bytes;
 	bufs->flags = FDREC_DIR_RECORD;
-	for (unsigned i = 0; i < FDREC_NBUFS; i++)
-		bufs->addrs[i] = (uint64_t)(uintptr_t)(s->mem + (size_t)i * FDREC_BUF_SIZE);
+	for (unsigned i = 0; i < s->v.nchunks; i++)
+		bufs->addrs[i] = (uint64_t)(uintptr_t)(s->v.mem + (size_t)i * s->v.chunk_bytes);
 	if (ioctl(s->fd, FDREC_REGISTER_BUFS, bufs)) {
 		rc = sys_err(err, errno, "REGISTER_BUFS failed (buffers not pinnable?)", s->path);
 		free(bufs);
@@ -174,6 +187,7 @@ static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct n
 	if (ioctl(s->fd, FDREC_START, &st))
 		return sys_err(err, errno, "START failed", s->path);
 	s->next_seq = a->first_seq;
+	s->given = s->v.nchunks; /* START hands the driver every chunk, in ring order */
 	while (!rc) {
 		struct fdrec_filled f = {.timeout_ms = 0};
 		struct pollfd pfd = {.fd = s->fd, .events = POLLIN};
@@ -185,18 +199,27 @@ static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct n
 			break;
 		}
 		/* every buffer filled so far, in fill order */
-		while (!rc && !ioctl(s->fd, FDREC_WAIT_FILLED, &f)) {
+		while (!rc && !ioctl(s->fd, FDREC_WAIT_FILLED, &f))
 			rc = take(s, &f, err);
-			if (ioctl(s->fd, FDREC_RELEASE, &f.index) && !rc)
+		/* the chunks the storage is done with go back to the driver, in ring order */
+		while (!rc && s->given < nvt_recorder_ring_released(s->r) + s->v.nchunks &&
+		       s->given < s->taken + s->v.nchunks) {
+			uint32_t idx = (uint32_t)(s->given % s->v.nchunks);
+			if (ioctl(s->fd, FDREC_RELEASE, &idx)) {
 				rc = sys_err(err, errno, "RELEASE failed", s->path);
+				break;
+			}
+			s->given++;
 		}
-		if (!rc && errno == EIO) {
+		if (rc)
+			break;
+		if (errno == EIO) {
 			nvt_err_set(err, EIO,
 				    "fdrec %s: the driver reports a DMA error: the recording stops "
 				    "here, the data before it is kept",
 				    s->path);
 			rc = -EIO;
-		} else if (!rc && errno != ETIMEDOUT && errno != EINTR && errno != ENODATA) {
+		} else if (errno != ETIMEDOUT && errno != EINTR && errno != ENODATA) {
 			rc = sys_err(err, errno, "WAIT_FILLED failed", s->path);
 		}
 	}
@@ -206,10 +229,8 @@ static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct n
 		 * drops at the end, so the recording's count is the driver's drop_count */
 		struct fdrec_filled f = {.timeout_ms = 0};
 		while (rc == 0 && !nvt_recorder_stopping(s->r) &&
-		       !ioctl(s->fd, FDREC_WAIT_FILLED, &f)) {
+		       !ioctl(s->fd, FDREC_WAIT_FILLED, &f))
 			rc = take(s, &f, err);
-			ioctl(s->fd, FDREC_RELEASE, &f.index);
-		}
 		if (rc >= 0 && fin.drop_count > s->dropped) {
 			nvt_recorder_drop(s->r, fin.drop_count - s->dropped);
 			s->dropped = fin.drop_count;
@@ -223,7 +244,6 @@ static int fdrec_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 {
 	struct fdsrc s = {
 		.r = r, .path = *a->arg ? a->arg : FDREC_DEFAULT_DEV, .max_beats = UINT64_MAX};
-	size_t len = (size_t)FDREC_NBUFS * FDREC_BUF_SIZE;
 	int rc;
 
 	(void)rep;
@@ -244,16 +264,19 @@ static int fdrec_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 				    s.path, strerror(e));
 		return -e;
 	}
-	s.mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		     -1, 0);
-	if (s.mem == MAP_FAILED) {
-		rc = sys_err(err, errno, "cannot map the DMA buffers", s.path);
+	nvt_recorder_ring_view(r, &s.v);
+	if (s.v.nchunks < 2 || s.v.nchunks > FDREC_MAX_BUFS || s.v.chunk_bytes > (62ull << 20)) {
+		nvt_err_set(
+			err, EINVAL,
+			"fdrec %s: the driver takes 2 to %u buffers of at most 62 MiB: the ring "
+			"has %u chunks of %llu bytes (give --chunks 2..%u and --chunk <= 62M)",
+			s.path, FDREC_MAX_BUFS, s.v.nchunks, (unsigned long long)s.v.chunk_bytes,
+			FDREC_MAX_BUFS);
 		close(s.fd);
-		return rc;
+		return -EINVAL;
 	}
 	rc = fdrec_loop(&s, a, err);
 	close(s.fd); /* the driver stops and unpins on close */
-	munmap(s.mem, len);
 	if (rc == 1)
 		return s.max_beats != UINT64_MAX && s.beats >= s.max_beats ? NVT_SOURCE_AT_LIMIT
 									   : 0;

@@ -540,7 +540,7 @@ static int wait_filled(void __user *ua, bool play)
 			return rc;
 	}
 	if (!S.rdyq_n) {
-		if (S.dma_error)
+		if (S.dma_error && !play)
 			return -EIO;
 		return S.stopped ? -ENODATA : -ETIMEDOUT;
 	}
@@ -612,6 +612,7 @@ static int play_start(u32 __user *ua)
 	if (!S.nbufs || S.dir != FDREC_DIR_PLAY || S.running)
 		return -EINVAL;
 	reset_checker();
+	S.dma_error = false; /* a record run's DMA error does not outlive it */
 	S.chk_enable = flags & FDREC_PLAY_CHECK;
 	S.pq_h = S.pq_n = S.rdyq_h = S.rdyq_n = 0;
 	S.p_off = 0;
