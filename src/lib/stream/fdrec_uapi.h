@@ -1,9 +1,9 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/* SPDX-License-Identifier: MIT */
 /*
  * fdrec_uapi.h: nvtape's description of the FPGA Drive Recorder driver's ioctl interface
- * (magic 0xBD, API version 1), written from the interface notes: shared by the emulation
- * module in this directory and by nvtape's fdrec source and sink. Fixed-layout structs, the
- * same for 32- and 64-bit user space.
+ * (magic 0xBD, API version 1), written from the interface notes: shared by nvtape's fdrec
+ * source and sink and the emulation module tests/vm/fdrec_emu (tests/vm/run copies it there).
+ * Fixed-layout structs, the same for 32- and 64-bit user space.
  */
 #ifndef FDREC_UAPI_H
 #define FDREC_UAPI_H
@@ -18,18 +18,18 @@ typedef uint64_t __u64;
 #include <linux/ioctl.h>
 
 #define FDREC_API_VERSION 1
-#define FDREC_MAX_BUFS 64
-#define FDREC_BEAT_BYTES 16
+#define FDREC_MAX_BUFS    64
+#define FDREC_BEAT_BYTES  16
 
-#define FDREC_CAP_S2MM 0x1u  /* record */
-#define FDREC_CAP_MM2S 0x2u  /* play */
+#define FDREC_CAP_S2MM  0x1u /* record */
+#define FDREC_CAP_MM2S  0x2u /* play */
 #define FDREC_CAP_CHECK 0x4u /* pattern checker at the sink */
-#define FDREC_CAP_TPG 0x8u   /* test pattern generator */
+#define FDREC_CAP_TPG   0x8u /* test pattern generator */
 
 #define FDREC_DIR_RECORD 0u
-#define FDREC_DIR_PLAY 1u
+#define FDREC_DIR_PLAY   1u
 
-#define FDREC_START_TPG 0x1u
+#define FDREC_START_TPG  0x1u
 #define FDREC_PLAY_CHECK 0x1u
 
 #define FDREC_FILLED_SHORT 0x1u
@@ -52,8 +52,8 @@ struct fdrec_bufs {
 };
 
 struct fdrec_start {
-	__u32 flags;   /* in: FDREC_START_TPG */
-	__u32 pkt_len; /* out: beats per buffer */
+	__u32 flags;     /* in: FDREC_START_TPG */
+	__u32 pkt_len;   /* out: beats per buffer */
 	__u64 first_seq; /* in (emulation: the first beat's seq; hardware: 0) / out */
 	__u64 start_time_ns;
 };
@@ -99,20 +99,20 @@ struct fdrec_play_stats {
 	__u32 egr_level, egr_depth;
 };
 
-#define FDREC_IOC_MAGIC 0xBD
-#define FDREC_GET_INFO _IOR(FDREC_IOC_MAGIC, 0, struct fdrec_info)
-#define FDREC_REGISTER_BUFS _IOW(FDREC_IOC_MAGIC, 1, struct fdrec_bufs)
-#define FDREC_START _IOWR(FDREC_IOC_MAGIC, 2, struct fdrec_start)
-#define FDREC_WAIT_FILLED _IOWR(FDREC_IOC_MAGIC, 3, struct fdrec_filled)
-#define FDREC_RELEASE _IOW(FDREC_IOC_MAGIC, 4, __u32)
-#define FDREC_STOP _IOR(FDREC_IOC_MAGIC, 5, struct fdrec_stats)
-#define FDREC_GET_STATS _IOR(FDREC_IOC_MAGIC, 6, struct fdrec_stats)
-#define FDREC_SET_RATE _IOW(FDREC_IOC_MAGIC, 7, __u64)
-#define FDREC_PLAY_START _IOW(FDREC_IOC_MAGIC, 8, __u32)
-#define FDREC_PLAY_SUBMIT _IOW(FDREC_IOC_MAGIC, 9, struct fdrec_play_submit)
+#define FDREC_IOC_MAGIC      0xBD
+#define FDREC_GET_INFO       _IOR(FDREC_IOC_MAGIC, 0, struct fdrec_info)
+#define FDREC_REGISTER_BUFS  _IOW(FDREC_IOC_MAGIC, 1, struct fdrec_bufs)
+#define FDREC_START          _IOWR(FDREC_IOC_MAGIC, 2, struct fdrec_start)
+#define FDREC_WAIT_FILLED    _IOWR(FDREC_IOC_MAGIC, 3, struct fdrec_filled)
+#define FDREC_RELEASE        _IOW(FDREC_IOC_MAGIC, 4, __u32)
+#define FDREC_STOP           _IOR(FDREC_IOC_MAGIC, 5, struct fdrec_stats)
+#define FDREC_GET_STATS      _IOR(FDREC_IOC_MAGIC, 6, struct fdrec_stats)
+#define FDREC_SET_RATE       _IOW(FDREC_IOC_MAGIC, 7, __u64)
+#define FDREC_PLAY_START     _IOW(FDREC_IOC_MAGIC, 8, __u32)
+#define FDREC_PLAY_SUBMIT    _IOW(FDREC_IOC_MAGIC, 9, struct fdrec_play_submit)
 #define FDREC_PLAY_WAIT_DONE _IOWR(FDREC_IOC_MAGIC, 10, struct fdrec_play_done)
-#define FDREC_PLAY_STOP _IOR(FDREC_IOC_MAGIC, 11, struct fdrec_play_stats)
+#define FDREC_PLAY_STOP      _IOR(FDREC_IOC_MAGIC, 11, struct fdrec_play_stats)
 #define FDREC_GET_PLAY_STATS _IOR(FDREC_IOC_MAGIC, 12, struct fdrec_play_stats)
-#define FDREC_SET_SINK_RATE _IOW(FDREC_IOC_MAGIC, 13, __u64)
+#define FDREC_SET_SINK_RATE  _IOW(FDREC_IOC_MAGIC, 13, __u64)
 
 #endif

@@ -36,10 +36,10 @@ static unsigned long rate_bps = 10000000;
 module_param(rate_bps, ulong, 0444);
 MODULE_PARM_DESC(rate_bps, "initial generator rate in bytes/s (default 10 MB/s)");
 
-#define SRC_CLK_HZ 200000000ull
-#define MAX_RUNS 512
+#define SRC_CLK_HZ   200000000ull
+#define MAX_RUNS     512
 #define MAX_BUF_SIZE (62ull << 20)
-#define READ_BOUNCE (64u << 10)
+#define READ_BOUNCE  (64u << 10)
 
 enum bstate { B_NONE, B_DMA, B_READY, B_USER };
 enum mode { M_IDLE, M_RECORD, M_READ, M_PLAY };
@@ -59,8 +59,8 @@ struct run {
 
 static struct fdrec {
 	struct mutex lock;
-	wait_queue_head_t wq;    /* user side: filled/done buffers, read data, stop */
-	wait_queue_head_t kwq;   /* the thread: something to do */
+	wait_queue_head_t wq;  /* user side: filled/done buffers, read data, stop */
+	wait_queue_head_t kwq; /* the thread: something to do */
 	struct task_struct *thr;
 	bool open;
 	enum mode mode;
@@ -254,7 +254,8 @@ static void check_beats(const u64 *p, u64 n)
 
 static void play_tick(void)
 {
-	u64 due = mul_u64_u64_div_u64(S.sink_rate, now_ns() - S.p_t0, FDREC_BEAT_BYTES * NSEC_PER_SEC);
+	u64 due = mul_u64_u64_div_u64(S.sink_rate, now_ns() - S.p_t0,
+				      FDREC_BEAT_BYTES * NSEC_PER_SEC);
 	u64 want;
 
 	if (due <= S.p_credit_used)
@@ -355,8 +356,8 @@ static int register_bufs(struct fdrec_bufs __user *ua)
 	a = memdup_user(ua, sizeof(*a));
 	if (IS_ERR(a))
 		return PTR_ERR(a);
-	if (a->count < 2 || a->count > FDREC_MAX_BUFS || !a->buf_size || a->buf_size > MAX_BUF_SIZE ||
-	    a->buf_size % PAGE_SIZE || a->flags > FDREC_DIR_PLAY) {
+	if (a->count < 2 || a->count > FDREC_MAX_BUFS || !a->buf_size ||
+	    a->buf_size > MAX_BUF_SIZE || a->buf_size % PAGE_SIZE || a->flags > FDREC_DIR_PLAY) {
 		rc = -EINVAL;
 		goto out;
 	}
@@ -375,9 +376,9 @@ static int register_bufs(struct fdrec_bufs __user *ua)
 			break;
 		}
 		S.nbufs = i + 1;
-		got = pin_user_pages_fast(a->addrs[i], n,
-					  FOLL_LONGTERM | (a->flags == FDREC_DIR_RECORD ? FOLL_WRITE : 0),
-					  b->pages);
+		got = pin_user_pages_fast(
+			a->addrs[i], n,
+			FOLL_LONGTERM | (a->flags == FDREC_DIR_RECORD ? FOLL_WRITE : 0), b->pages);
 		if (got > 0)
 			b->npages = got;
 		if (got != n) {
@@ -856,18 +857,18 @@ static const struct file_operations fdrec_fops = {
 
 /* ---- sysfs ---- */
 
-#define RO_U64(name, expr)                                                                   \
-	static ssize_t name##_show(struct device *d, struct device_attribute *a, char *buf)  \
-	{                                                                                     \
-		u64 v;                                                                        \
-		mutex_lock(&S.lock);                                                          \
-		v = (expr);                                                                   \
-		mutex_unlock(&S.lock);                                                        \
-		return sysfs_emit(buf, "%llu\n", (unsigned long long)v);                      \
+#define RO_U64(name, expr)                                                                         \
+	static ssize_t name##_show(struct device *d, struct device_attribute *a, char *buf)        \
+	{                                                                                          \
+		u64 v;                                                                             \
+		mutex_lock(&S.lock);                                                               \
+		v = (expr);                                                                        \
+		mutex_unlock(&S.lock);                                                             \
+		return sysfs_emit(buf, "%llu\n", (unsigned long long)v);                           \
 	}
 
 RO_U64(drop_count, S.drop_count)
-RO_U64(drop_bytes, S.drop_count * FDREC_BEAT_BYTES)
+RO_U64(drop_bytes, S.drop_count *FDREC_BEAT_BYTES)
 RO_U64(beats_in, S.beats_in)
 RO_U64(beats_out, S.beats_out)
 RO_U64(seq_next, S.seq_base + S.beats_gen)
@@ -939,8 +940,8 @@ static ssize_t chk_rate_bps_store(struct device *d, struct device_attribute *a, 
 	return set_rate(buf, n, &S.sink_rate);
 }
 
-static ssize_t inject_dma_error_store(struct device *d, struct device_attribute *a,
-				      const char *buf, size_t n)
+static ssize_t inject_dma_error_store(struct device *d, struct device_attribute *a, const char *buf,
+				      size_t n)
 {
 	bool v;
 	int rc = kstrtobool(buf, &v);
@@ -979,14 +980,30 @@ static DEVICE_ATTR_RW(chk_rate_bps);
 static DEVICE_ATTR_RW(inject_dma_error);
 
 static struct attribute *fdrec_attrs[] = {
-	&dev_attr_drop_count.attr,    &dev_attr_drop_bytes.attr,    &dev_attr_beats_in.attr,
-	&dev_attr_beats_out.attr,     &dev_attr_seq_next.attr,      &dev_attr_fifo_depth.attr,
-	&dev_attr_fifo_level.attr,    &dev_attr_src_clk_hz.attr,    &dev_attr_version.attr,
-	&dev_attr_dma_errors.attr,    &dev_attr_bufs_filled.attr,   &dev_attr_chk_beats.attr,
-	&dev_attr_chk_errors.attr,    &dev_attr_chk_gaps.attr,      &dev_attr_chk_gap_beats.attr,
-	&dev_attr_chk_underflows.attr, &dev_attr_chk_last_seq.attr, &dev_attr_chk_enable.attr,
-	&dev_attr_egr_beats_in.attr,  &dev_attr_overflow.attr,      &dev_attr_fifo_hwm.attr,
-	&dev_attr_rate_bps.attr,      &dev_attr_chk_rate_bps.attr,  &dev_attr_inject_dma_error.attr,
+	&dev_attr_drop_count.attr,
+	&dev_attr_drop_bytes.attr,
+	&dev_attr_beats_in.attr,
+	&dev_attr_beats_out.attr,
+	&dev_attr_seq_next.attr,
+	&dev_attr_fifo_depth.attr,
+	&dev_attr_fifo_level.attr,
+	&dev_attr_src_clk_hz.attr,
+	&dev_attr_version.attr,
+	&dev_attr_dma_errors.attr,
+	&dev_attr_bufs_filled.attr,
+	&dev_attr_chk_beats.attr,
+	&dev_attr_chk_errors.attr,
+	&dev_attr_chk_gaps.attr,
+	&dev_attr_chk_gap_beats.attr,
+	&dev_attr_chk_underflows.attr,
+	&dev_attr_chk_last_seq.attr,
+	&dev_attr_chk_enable.attr,
+	&dev_attr_egr_beats_in.attr,
+	&dev_attr_overflow.attr,
+	&dev_attr_fifo_hwm.attr,
+	&dev_attr_rate_bps.attr,
+	&dev_attr_chk_rate_bps.attr,
+	&dev_attr_inject_dma_error.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(fdrec);
