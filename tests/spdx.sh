@@ -30,6 +30,7 @@ sources() {
 		[ -f "$f" ] || continue
 		case $f in
 		tests/fuzz/corpus/* | tests/fuzz/regressions/*) ;; # fuzz inputs: data, not source
+		tests/vm/fdrec_emu/*.c) echo "gpl $f" ;; # a kernel module: GPL-2.0, the kernel's style
 		*.c | *.h) echo "c $f" ;;
 		*.py | *.sh | *.bash | meson.build | */meson.build | meson_options.txt) echo "hash $f" ;;
 		*) [ "$(head -c 2 "$f")" = '#!' ] && echo "hash $f" ;;
@@ -59,7 +60,10 @@ bad=0
 while read -r style f; do
 	[ -n "$f" ] || continue
 	n=$((n + 1))
-	if [ "$style" = c ]; then
+	if [ "$style" = gpl ]; then
+		want='// SPDX-License-Identifier: GPL-2.0'
+		got=$(head -n 1 "$f")
+	elif [ "$style" = c ]; then
 		want=$C_TAG
 		got=$(head -n 1 "$f")
 	else

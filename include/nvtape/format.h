@@ -38,7 +38,14 @@ enum nvt_source_kind {
 	NVT_SRC_STDIN = 2, /* pipe / fd; back-pressured: never drops */
 	NVT_SRC_API = 3,   /* a program through the push API (recorder.h) */
 	NVT_SRC_DEV = 4,   /* a character device or FIFO read(); never stalled: drops counted */
+	NVT_SRC_FDREC = 6, /* the FPGA Drive Recorder driver's test pattern: drops counted */
 };
+
+/* sources whose data is the {seq, ~seq} test pattern: verify and play check every beat */
+static inline int nvt_source_kind_is_pattern(uint32_t kind)
+{
+	return kind == NVT_SRC_TPG || kind == NVT_SRC_FDREC;
+}
 
 #define NVT_MAX_DRIVES 16
 

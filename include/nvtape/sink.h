@@ -44,6 +44,9 @@ struct nvt_sink_ops {
 	/* optional: the checker's counts, for sinks that check the test pattern */
 	const struct nvt_checker *(*checker)(void *state);
 	void (*close)(void *state); /* optional */
+	/* optional: beats a device sink was ready for and had no data (a hardware sink's
+	 * underflows), known once the playback ended; added to the playback's underflows */
+	uint64_t (*underflows)(void *state);
 };
 
 /* Add a sink to the registry (ops must stay valid). -EEXIST, -ENOSPC or -EINVAL. */

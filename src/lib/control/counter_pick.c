@@ -9,7 +9,7 @@ int nvt_counter_pick(const char *asked, const struct nvt_recording *rec,
 		     struct nvt_counter_spec *spec, struct nvt_err *err)
 {
 	if (asked && asked[0]) {
-		if (rec->source_kind == NVT_SRC_TPG) {
+		if (nvt_source_kind_is_pattern(rec->source_kind)) {
 			nvt_err_param(err,
 				      "the recording holds the test pattern, which is "
 				      "checked beat by beat: a counter check is for other data");
@@ -17,7 +17,7 @@ int nvt_counter_pick(const char *asked, const struct nvt_recording *rec,
 		}
 		return nvt_counter_parse(asked, spec, err) ? -EINVAL : 1;
 	}
-	if (!rec->check[0] || rec->source_kind == NVT_SRC_TPG)
+	if (!rec->check[0] || nvt_source_kind_is_pattern(rec->source_kind))
 		return 0;
 	struct nvt_err perr = {0};
 	if (nvt_counter_parse(rec->check, spec, &perr) == 0)

@@ -82,6 +82,8 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 			after += ev[i].beats;
 	res->expected_gap_beats =
 		res->rec.drop_count - (after < res->rec.drop_count ? after : res->rec.drop_count);
+	if (f->ops->underflows) /* a device sink's own underflows */
+		res->st.underflow_beats += f->ops->underflows(f->state);
 	if (res->st.underflow_beats)
 		res->problems |= NVT_PP_UNDERFLOW;
 	if (res->st.late_events)
@@ -128,8 +130,8 @@ static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 		nvt_err_param(err, "unknown sink \"%s\" (sinks: %s)", name, nvt_sink_names());
 		return -EINVAL;
 	}
-	if ((f->ops->caps & NVT_SINK_NEEDS_PATTERN) && rec->source_kind != NVT_SRC_TPG &&
-	    !res->counter_checked) {
+	if ((f->ops->caps & NVT_SINK_NEEDS_PATTERN) &&
+	    !nvt_source_kind_is_pattern(rec->source_kind) && !res->counter_checked) {
 		nvt_err_param(err,
 			      "the recording is not test pattern (source %s) and names no counter "
 			      "to check: the %s sink has nothing to check; give --check, or play "

@@ -53,7 +53,7 @@ static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
 		nvt_err_param(err, "a stream unit must divide 4096 bytes (got %u)", o->unit_bytes);
 		return -EINVAL;
 	}
-	if (o->format == NVT_FMT_FDREC && o->source_kind != NVT_SRC_TPG) {
+	if (o->format == NVT_FMT_FDREC && !nvt_source_kind_is_pattern(o->source_kind)) {
 		nvt_err_param(err,
 			      "the FPGA Drive Recorder format holds 16-byte test-pattern beats "
 			      "only: record the test pattern with it");
@@ -63,7 +63,7 @@ static int check_opts(const struct nvt_record_opts *o, struct nvt_err *err)
 		nvt_err_param(err, "the stall timeout must be > 0");
 		return -EINVAL;
 	}
-	if (o->check && o->check[0] && o->source_kind == NVT_SRC_TPG) {
+	if (o->check && o->check[0] && nvt_source_kind_is_pattern(o->source_kind)) {
 		nvt_err_param(err, "the test pattern is checked beat by beat: a counter check is "
 				   "for other data");
 		return -EINVAL;

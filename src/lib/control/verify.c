@@ -175,7 +175,7 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	if (rc < 0)
 		goto fail;
 	res->counter_checked = rc > 0;
-	res->pattern_checked = rec->source_kind == NVT_SRC_TPG;
+	res->pattern_checked = nvt_source_kind_is_pattern(rec->source_kind);
 	v.gap_unit = res->counter_checked ? res->counter.stride : rec->beat_bytes;
 	v.content = res->pattern_checked || res->counter_checked;
 	res->sums_checked = v.ix.ncrc > 0;

@@ -120,7 +120,7 @@ void fdrec_header_encode(const struct nvt_recording *rec, struct fdrec_header *h
 	h->header_version = 1;
 	h->header_size = NVT_HEADER_SIZE;
 	h->beat_bytes = NVT_BEAT_BYTES;
-	h->flags = (rec->source_kind == NVT_SRC_TPG ? FDREC_FLAG_TPG : 0) |
+	h->flags = (nvt_source_kind_is_pattern(rec->source_kind) ? FDREC_FLAG_TPG : 0) |
 		   ((rec->flags & NVT_FLAG_COMPLETE) ? FDREC_FLAG_COMPLETE : 0);
 	h->rate_bps = rec->rate_bps;
 	h->start_time_ns = rec->start_ns;

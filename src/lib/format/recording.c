@@ -28,6 +28,8 @@ const char *nvt_source_kind_name(uint32_t kind)
 		return "api";
 	case NVT_SRC_DEV:
 		return "dev";
+	case NVT_SRC_FDREC:
+		return "fdrec";
 	default:
 		return "unknown";
 	}

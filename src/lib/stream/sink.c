@@ -9,10 +9,10 @@
 #define MAX_SINKS 32
 
 /* The built-in sinks, each in its own file. */
-extern const struct nvt_sink_ops nvt_sink_checker, nvt_sink_stdout, nvt_sink_null;
+extern const struct nvt_sink_ops nvt_sink_checker, nvt_sink_stdout, nvt_sink_null, nvt_sink_fdrec;
 static const struct nvt_sink_ops *sinks[MAX_SINKS] = {&nvt_sink_checker, &nvt_sink_stdout,
-						      &nvt_sink_null};
-static unsigned nsinks = 3;
+						      &nvt_sink_null, &nvt_sink_fdrec};
+static unsigned nsinks = 4;
 
 static size_t name_len(const char *name)
 {
