@@ -49,7 +49,7 @@ FDREC_MAGIC = b"FDREC\0\0\0"
 INDEX_MAGIC = b"NVTINDEX"
 FLAG_COMPLETE, FLAG_RECOVERED, FLAG_STOP_ERROR = 1, 2, 4
 SRC_TPG = 1
-SOURCE_NAMES = {1: "tpg", 2: "stdin", 3: "api", 4: "dev"}
+SOURCE_NAMES = {1: "tpg", 2: "stdin", 3: "api", 4: "dev", 6: "fdrec"}
 MAX_DRIVES = 16
 MAX_INDEX_BYTES = 1 << 32
 
@@ -712,7 +712,7 @@ def check(rec, out=sys.stdout):
     if not rec.complete:
         problems.append("recording not finalized (writer died?): %d checkpointed bytes checked;"
                         " run nvtape recover" % rec.valid_bytes)
-    tpg = h["source"] == "tpg" and h["beat_bytes"] == 16
+    tpg = h["source"] in ("tpg", "fdrec") and h["beat_bytes"] == 16  # the test pattern
     if tpg:
         r = check_pattern(rec)
         print("beats %d, gaps %d (%d beats), corrupt %d, backward %d"

@@ -131,7 +131,7 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 		for (uint64_t b = 0; b + 4096 <= bytes; b += 4096)
 			if (block_nonzero((const uint64_t *)(p + b)))
 				s->last_nonzero = pos + b + 4096;
-		if (s->rec->source_kind == NVT_SRC_TPG)
+		if (nvt_source_kind_is_pattern(s->rec->source_kind))
 			nvt_checker_feed(&s->chk, buf, bytes - bytes % 16, off);
 		return 0;
 	}
@@ -201,7 +201,7 @@ static int scan_data(const struct nvt_recover_opts *o, const struct nvt_layout *
 	const struct nvt_recording *rec = s->rec;
 	struct nvt_scan_stats ss;
 
-	if (rec->source_kind != NVT_SRC_TPG && rec->format != NVT_FMT_FDREC)
+	if (!nvt_source_kind_is_pattern(rec->source_kind) && rec->format != NVT_FMT_FDREC)
 		return 0;
 	struct nvt_scan_opts so = {.layout = L,
 				   .offset = rec->data_offset,
@@ -279,7 +279,7 @@ static void load_checkpoint_index(const struct nvt_recover_opts *o, const struct
 	if (rec->format != NVT_FMT_NVTAPE || !rec->index_bytes)
 		return;
 	if (nvt_recording_read_index_all(L, rec, ix, &ierr) == 0) {
-		if (rec->source_kind != NVT_SRC_TPG) { /* the pattern's gaps are found anew */
+		if (!nvt_source_kind_is_pattern(rec->source_kind)) { /* the pattern's gaps are found anew */
 			s->ev = ix->ev;
 			s->nev = s->cap = ix->nev;
 			ix->ev = NULL;
@@ -351,7 +351,7 @@ static void mark_recovered(struct rstate *s, struct nvt_recover_result *res, uin
 	res->extended_bytes = s->valid > s->limit ? s->valid - s->limit : 0;
 	res->dropped_tail_bytes = data_avail - s->valid;
 	rec->data_bytes = rec->durable_bytes = s->valid;
-	if (rec->source_kind == NVT_SRC_TPG)
+	if (nvt_source_kind_is_pattern(rec->source_kind))
 		keep_proven_drops(s);
 	else if (rec->format == NVT_FMT_NVTAPE)
 		keep_checkpoint_drops(s);
@@ -478,7 +478,7 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 	load_checkpoint_index(o, L, &s, &ix);
 	nvt_checker_init(&s.chk, rec->first_seq);
 	if (scan_data(o, L, &s, data_avail, &res->err) ||
-	    (ix.ncrc && rec->source_kind != NVT_SRC_TPG &&
+	    (ix.ncrc && !nvt_source_kind_is_pattern(rec->source_kind) &&
 	     extend_by_sums(L, &s, &ix, data_avail, &res->err))) {
 		nvt_index_clear(&ix);
 		free(s.ev);
