@@ -30,8 +30,8 @@ static const char export_help[] =
 	"                      copied; BASE in the recording's directory)\n"
 	"  -o, --output PATH   the raw file, or the SigMF base name\n"
 	"  --json              one JSON object on stdout (not with raw to stdout)\n"
-	"  -q, --quiet         only the RESULT line (on stderr with raw to stdout)\n" CLI_LAYOUT_HELP
-	"  -h, --help\n\n" EXIT_CODES_HELP;
+	"  -q, --quiet         only the RESULT line (on stderr with raw to "
+	"stdout)\n" CLI_LAYOUT_HELP "  -h, --help\n\n" EXIT_CODES_HELP;
 
 /* T: seconds from the first chunk (a duration), or an absolute time. */
 static int parse_time(const char *opt, const char *val, uint64_t *ns, bool *relative)
@@ -39,11 +39,16 @@ static int parse_time(const char *opt, const char *val, uint64_t *ns, bool *rela
 	struct tm tm = {0};
 	char *end;
 
-	if (val[0] == '@') {
-		double s = strtod(val + 1, &end);
-		if (*end || s < 0 || s > 1e10)
+	if (val[0] == '@') { /* exact to the nanosecond: no floating point */
+		uint64_t sec = strtoull(val + 1, &end, 10), frac = 0, scale = 100000000;
+		if (end == val + 1 || val[1] == '-' || sec > 10000000000ull)
 			return cli_usage_error("%s @SECONDS: a UNIX time, not \"%s\"", opt, val);
-		*ns = (uint64_t)(s * 1e9);
+		if (*end == '.')
+			for (end++; *end >= '0' && *end <= '9'; end++, scale /= 10)
+				frac += (uint64_t)(*end - '0') * scale;
+		if (*end)
+			return cli_usage_error("%s @SECONDS: a UNIX time, not \"%s\"", opt, val);
+		*ns = sec * 1000000000u + frac;
 		*relative = false;
 		return 0;
 	}
@@ -65,8 +70,7 @@ static int parse_time(const char *opt, const char *val, uint64_t *ns, bool *rela
 	return cli_duration(opt, val, ns) ? NVT_EXIT_USAGE : 0;
 }
 
-static void export_json(const struct nvt_export_opts *o, const struct nvt_export_result *r,
-			int rc)
+static void export_json(const struct nvt_export_opts *o, const struct nvt_export_result *r, int rc)
 {
 	static const char *const fmt[] = {"raw", "sigmf", "sigmf-meta"};
 	struct json j;
@@ -104,7 +108,7 @@ int cmd_export(int argc, char **argv)
 	struct nvt_export_opts o;
 	struct nvt_export_result r;
 	uint64_t stripe = 0, member_off = 0;
-	bool json = false, quiet = false, rel, bytes_given = false;
+	bool json = false, quiet = false, rel = false, bytes_given = false;
 	int opt, rc;
 	FILE *report;
 
@@ -171,7 +175,8 @@ int cmd_export(int argc, char **argv)
 				       o.format == NVT_EXPORT_SIGMF ? " and BASE.sigmf-data" : "");
 	if (o.format == NVT_EXPORT_RAW && !o.out) {
 		if (json)
-			return cli_usage_error("--json goes with -o: standard output carries the data");
+			return cli_usage_error(
+				"--json goes with -o: standard output carries the data");
 		if (isatty(1))
 			return cli_usage_error("the data would go to a terminal: give -o FILE or "
 					       "redirect standard output");

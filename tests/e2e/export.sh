@@ -90,4 +90,10 @@ expect_rc 64 "$NVT" export --format sigmf "$T/r.nvt"
 expect_rc 64 "$NVT" export --offset 1 --format sigmf -o "$T/u" "$T/r.nvt"
 expect_rc 64 "$NVT" export --offset 10M -o "$T/x.bin" "$T/r.nvt"
 ok "a changed chunk: exit 2 (chunks_bad 1); SigMF without -o, off whole samples, a range beyond the data: 64"
+# a stripe: the members are read through the layout like any recording
+"$NVT" record -q --size 4M --chunk 1M --stripe 64K "$T/m0" "$T/m1" >/dev/null 2>&1 || fail "stripe record"
+expect_rc 0 bash -c "'$NVT' export -q --stripe 64K --offset 100000 '$T/m0' '$T/m1' >'$T/se.bin'"
+cmp "$T/se.bin" <("$NVT" play -q --sink stdout --stripe 64K "$T/m0" "$T/m1" 2>/dev/null | tail -c +100001) ||
+	fail "stripe export differs"
+ok "a stripe of two members: export from byte 100000 equals play's bytes"
 echo "export: all passed"

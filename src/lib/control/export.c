@@ -38,11 +38,12 @@ static int resolve_range(const struct nvt_export_opts *o, const struct nvt_index
 
 	if (!o->time) {
 		if (o->offset > valid || (o->length && o->length > valid - o->offset)) {
-			nvt_err_param(&res->err,
-				      "the range of %llu bytes at %llu lies beyond the %llu bytes of "
-				      "data",
-				      (unsigned long long)o->length, (unsigned long long)o->offset,
-				      (unsigned long long)valid);
+			nvt_err_param(
+				&res->err,
+				"the range of %llu bytes at %llu lies beyond the %llu bytes of "
+				"data",
+				(unsigned long long)o->length, (unsigned long long)o->offset,
+				(unsigned long long)valid);
 			return -EINVAL;
 		}
 		res->offset = o->offset;
@@ -50,9 +51,10 @@ static int resolve_range(const struct nvt_export_opts *o, const struct nvt_index
 		return 0;
 	}
 	if (!ix->ntm) {
-		nvt_err_param(&res->err, "this recording keeps no chunk capture times (written "
-					 "before nvtape kept them, or with --checksum none): give a "
-					 "byte range");
+		nvt_err_param(&res->err,
+			      "this recording keeps no chunk capture times (written "
+			      "before nvtape kept them, or with --checksum none): give a "
+			      "byte range");
 		return -EINVAL;
 	}
 	uint64_t t0 = ix->tm[0].time_ns, from = 0, to = UINT64_MAX, start = valid, end = valid;
@@ -71,8 +73,9 @@ static int resolve_range(const struct nvt_export_opts *o, const struct nvt_index
 			break;
 		}
 	if (start >= end) {
-		nvt_err_param(&res->err, "no data was captured in that time range (the recording's "
-					 "chunks span %.3f s from its first)",
+		nvt_err_param(&res->err,
+			      "no data was captured in that time range (the recording's "
+			      "chunks span %.3f s from its first)",
 			      (ix->tm[ix->ntm - 1].time_ns - t0) / 1e9);
 		return -EINVAL;
 	}
@@ -120,7 +123,8 @@ static int copy_range(const struct nvt_layout *L, const struct nvt_index *ix, in
 			ssize_t n = write(fd, buf + w, k - w);
 			if (n <= 0) {
 				rc = n < 0 ? -errno : -EIO;
-				nvt_err_set(&res->err, -rc, "writing the export: %s", strerror(-rc));
+				nvt_err_set(&res->err, -rc, "writing the export: %s",
+					    strerror(-rc));
 			} else {
 				w += (uint64_t)n;
 			}
@@ -312,7 +316,8 @@ static int write_sigmf_meta(const char *path, const struct sigmf *m, const struc
 			"%s\n    {\n      \"core:sample_start\": %llu,\n      \"core:label\": "
 			"\"drop\",\n      \"core:comment\": \"%llu samples (%llu bytes) were lost "
 			"here: nvtape's drop index\"\n    }",
-			first ? "" : ",", (unsigned long long)((e->data_offset - res->offset) / m->ss),
+			first ? "" : ",",
+			(unsigned long long)((e->data_offset - res->offset) / m->ss),
 			(unsigned long long)(e->beats * unit / m->ss),
 			(unsigned long long)(e->beats * unit));
 		first = false;
