@@ -142,6 +142,7 @@ int cmd_record(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_meta(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_play(int argc, char **argv);
 int cmd_setup(int argc, char **argv);

@@ -19,6 +19,7 @@ static const struct {
 	{"verify", cmd_verify, "check every beat of a recording, its gaps and drop index"},
 	{"info", cmd_info, "print the header, drop index and metadata"},
 	{"meta", cmd_meta, "read or change what a recording's data is (sample rate, type...)"},
+	{"export", cmd_export, "write a byte or time range out, raw or as SigMF"},
 	{"setup", cmd_setup, "prepare a recording volume: md RAID0 or one drive, fs, mount"},
 	{"recover", cmd_recover, "finalize a recording whose writer died"},
 	{"bench", cmd_bench, "find the highest rate a drive sustains (record or play)"},

@@ -91,6 +91,12 @@ js meta 1 "$NVT" meta --json "$T/missing.nvt"
 js meta 64 "$NVT" meta --json "$a" core:datatype=cf33
 ok "meta: read, set (info shows it), missing file, bad datatype"
 
+js export 0 "$NVT" export --json --offset 16 --length 4096 -o "$T/e.bin" "$a"
+jq_ "$J" "j['offset']==16 and j['length']==4096 and j['chunks_bad']==0 and j['data_path']=='$T/e.bin'"
+js export 1 "$NVT" export --json -o "$T/e.bin" "$T/missing.nvt"
+js export 64 "$NVT" export --json --format sigmf "$a"
+ok "export: a range, a missing file, SigMF without a base name"
+
 "$NVT" record -q --rate 50MB --size 1G "$T/k.nvt" >/dev/null 2>&1 &
 pid=$!
 wait_header "$T/k.nvt" 2

@@ -15,6 +15,7 @@
 #include "format/index.h"
 #include "format/sums.h"
 #include "util/crc32c.h"
+#include "util/sha512.h"
 #include "nvtape/layout.h"
 #include "nvtape/pattern.h"
 #include "nvtape/recover.h"
@@ -82,6 +83,34 @@ static void test_crc32c_hw_and_combine(void **state)
 	}
 	assert_non_null(nvt_crc32c_impl());
 	free(buf);
+}
+
+/* SHA-512: the FIPS 180-4 example, and a message fed in uneven pieces across the 112-byte
+ * padding boundary against the same message at once. */
+static void test_sha512(void **state)
+{
+	struct nvt_sha512 a, b;
+	char x[129], y[129];
+	uint8_t m[300];
+	(void)state;
+
+	nvt_sha512_init(&a);
+	nvt_sha512_update(&a, "abc", 3);
+	nvt_sha512_final(&a, x);
+	assert_string_equal(x, "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+			       "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f");
+	for (unsigned i = 0; i < sizeof(m); i++)
+		m[i] = (uint8_t)(i * 31 + 7);
+	for (size_t n = 100; n <= sizeof(m); n += 13) {
+		nvt_sha512_init(&a);
+		nvt_sha512_update(&a, m, n);
+		nvt_sha512_final(&a, x);
+		nvt_sha512_init(&b);
+		for (size_t o = 0; o < n; o += 37)
+			nvt_sha512_update(&b, m + o, o + 37 > n ? n - o : 37);
+		nvt_sha512_final(&b, y);
+		assert_string_equal(x, y);
+	}
 }
 
 static void test_crc32c_vector(void **state)
@@ -625,6 +654,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32c_vector),
+		cmocka_unit_test(test_sha512),
 		cmocka_unit_test(test_crc32c_hw_and_combine),
 		cmocka_unit_test(test_header_roundtrip),
 		cmocka_unit_test(test_header_damage),

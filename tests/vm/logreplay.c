@@ -402,7 +402,7 @@ static void cmd_copy(int argc, char **argv, bool zero)
  * (the data start), in 4 KiB blocks, through the md RAID0 layout when several members are given.
  * A block is pattern when its 256 beats are {seq, ~seq} with seq rising by one; valid= is the
  * length of the prefix of pattern blocks whose sequence only moves forward (drops are forward
- * jumps), with the pattern beats of a last block whose rest is zeros (the data's end), next= the
+ * jumps), with the leading pattern beats of a last partial block (the data's end), next= the
  * sequence number after it, upto_next= the one after the first U bytes of that prefix (so next -
  * upto_next beats of stream time lie between U and the prefix's end); last_nonzero= is the end of
  * the last block that is not all zeros, and zero_blocks= counts the all-zero blocks before it. */
@@ -463,15 +463,14 @@ static void cmd_pattern(int argc, char **argv)
 			if (valid <= upto)
 				upto_next = next;
 		} else if (in_prefix && (valid == 0 || b[0] >= next)) {
-			/* the data's last, partial block: pattern beats, then zeros to its end */
+			/* the data's last, partial block: pattern beats that continue, then what
+			 * the write's padding held (zeros, or older beats of the ring, which do not
+			 * continue the sequence) */
 			unsigned k = 0;
-			bool zero_rest = true;
 			while (k < BEATS_IN_BLK && b[2 * k + 1] == ~b[2 * k] &&
 			       b[2 * k] == b[0] + k)
 				k++;
-			for (unsigned j = 2 * k; j < BLOCK / 8; j++)
-				zero_rest = zero_rest && !b[j];
-			if (k && zero_rest) {
+			if (k) {
 				valid = pos + k * 16 - off;
 				next = b[0] + k;
 				if (valid <= upto)

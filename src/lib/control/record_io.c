@@ -522,8 +522,10 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	 * length and below the index. */
 	bool stuck = r->eng.inflight > 0;
 	/* until the complete header is durable, the index of the last checkpoint's header stays
-	 * in the file: a crash before then still finds it */
-	uint64_t live = nvt_rec_index_live_end(r);
+	 * in the file: a crash before then still finds it. (An engine that maps its file before
+	 * the first write cuts it only once, at its last sync, to the last length it was given.) */
+	bool deferred = (r->eng.ops->caps & NVT_ENGINE_FILE_NEEDS_SIZE) != 0;
+	uint64_t live = deferred ? 0 : nvt_rec_index_live_end(r);
 	int rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end > live ? end : live, err);
 
 	if (!rc && (kept || stuck || r->sums.n || r->meta_len) && r->o.format == NVT_FMT_NVTAPE) {
