@@ -30,6 +30,9 @@ struct nvt_record_stats {
 	/* nvt_record_opts.check: records checked, gaps, records missing, backward jumps, bad
 	 * values so far (as the chunks go to the drive) */
 	uint64_t check_records, check_gaps, check_missing, check_backward, check_bad;
+	/* the source's own buffer ahead of the ring (a device FIFO; nvt_recorder_source_fifo):
+	 * level now, high-water mark and depth in the source's units; depth 0 = none reported */
+	uint64_t src_fifo_level, src_fifo_hwm, src_fifo_depth;
 };
 
 /* Options of a recording. Initialize with nvt_record_opts_init() (it sets struct_size, which

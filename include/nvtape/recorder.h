@@ -40,6 +40,10 @@ struct nvt_recorder;
 
 /* nvt_recorder_acquire() flags */
 #define NVT_ACQUIRE_NOWAIT (1u << 0) /* return NULL with errno EAGAIN when the ring is full */
+/* after stop(): the producer still holds data that its device already wrote into the ring (a
+ * DMA into registered chunks); acquire keeps giving room for it until the recording fails or
+ * reaches its size or duration, so a stop loses nothing that was captured */
+#define NVT_ACQUIRE_DRAIN (1u << 1)
 
 /* Open the recording described by o (storage, ring, limits; the source fields are ignored:
  * the caller is the source) and start its I/O thread. 0 or -errno; *out is NULL on error. */
@@ -60,7 +64,14 @@ NVT_API int nvt_recorder_commit(struct nvt_recorder *r, size_t bytes);
  * recorded in the drop index at the current data position with the time of the first loss. */
 NVT_API int nvt_recorder_drop(struct nvt_recorder *r, uint64_t units);
 
-/* Ask the recording to stop: acquire() returns NULL from now on. Async-signal-safe. */
+/* The producer's own buffer ahead of the ring (a device's FIFO, in units of its choosing): its
+ * level now, its high-water mark and its depth, shown with the live stats and kept in the
+ * result (nvt_record_stats.src_fifo_*). Any thread, as often as it likes. */
+NVT_API void nvt_recorder_source_fifo(struct nvt_recorder *r, uint64_t level, uint64_t hwm,
+				      uint64_t depth);
+
+/* Ask the recording to stop: acquire() returns NULL from now on (but see NVT_ACQUIRE_DRAIN).
+ * Async-signal-safe. */
 NVT_API void nvt_recorder_stop(struct nvt_recorder *r);
 
 /* The producer failed: the recording stops with this error (kept as the result's err), and

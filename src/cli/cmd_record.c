@@ -132,17 +132,23 @@ static void progress(const struct nvt_record_stats *st, void *arg)
 {
 	struct rec_cli *c = arg;
 	double inst, avg;
-	char e[64];
+	char e[64], fifo[96];
 
 	cli_meter_update(&c->meter, st->bytes_written, st->elapsed_ns, &inst, &avg);
 	if (c->quiet)
 		return;
+	fifo[0] = 0;
+	if (st->src_fifo_depth) /* the device's own FIFO ahead of the ring */
+		snprintf(fifo, sizeof(fifo), "  fifo %llu/%llu (hwm %llu)",
+			 (unsigned long long)st->src_fifo_level,
+			 (unsigned long long)st->src_fifo_depth,
+			 (unsigned long long)st->src_fifo_hwm);
 	fprintf(stderr,
 		"%s%8.1fs %9.1f MB/s (avg %9.1f) %10.3f GB  inflight %2u  ring %3llu/%llu "
-		"(hwm %llu)  drops %llu%s%s%s",
+		"(hwm %llu)%s  drops %llu%s%s%s",
 		c->tty ? "\r" : "", st->elapsed_ns / 1e9, inst, avg, st->bytes_written / 1e9,
 		st->inflight, (unsigned long long)st->ring_fill,
-		(unsigned long long)st->ring_chunks, (unsigned long long)st->ring_hwm,
+		(unsigned long long)st->ring_chunks, (unsigned long long)st->ring_hwm, fifo,
 		(unsigned long long)st->drops, eta(c, st, avg, e, sizeof(e)), check_str(c, st),
 		c->tty ? "   " : "\n");
 }
@@ -168,6 +174,10 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->st.ring_hwm,
 	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
 	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6);
+	if (r->st.src_fifo_depth)
+		printf("nvtape record: source FIFO high-water %llu of %llu\n",
+		       (unsigned long long)r->st.src_fifo_hwm,
+		       (unsigned long long)r->st.src_fifo_depth);
 	if (o->check && o->check[0])
 		printf("nvtape record: counter %s: %llu records, %llu gaps (%llu records missing), "
 		       "%llu backward jumps, %llu bad values%s\n",
@@ -186,7 +196,8 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       per_gb(r->proc_cpu_ns, b));
 	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f "
 	       "drops=%llu drop_events=%llu "
-	       "lost_unwritten=%llu ring_hwm=%llu ring_chunks=%llu max_inflight=%u checkpoints=%u "
+	       "lost_unwritten=%llu ring_hwm=%llu ring_chunks=%llu src_fifo_hwm=%llu "
+	       "src_fifo_depth=%llu max_inflight=%u checkpoints=%u "
 	       "io_cpu_s=%.4f "
 	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
@@ -198,6 +209,7 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)o->rate_bps, mbps, (unsigned long long)r->rec.drop_count,
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->lost_unwritten,
 	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
+	       (unsigned long long)r->st.src_fifo_hwm, (unsigned long long)r->st.src_fifo_depth,
 	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
 	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
@@ -231,6 +243,8 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_uint(&j, "lost_unwritten", r->lost_unwritten);
 	json_uint(&j, "ring_hwm", r->st.ring_hwm);
 	json_uint(&j, "ring_chunks", r->st.ring_chunks);
+	json_uint(&j, "src_fifo_hwm", r->st.src_fifo_hwm);
+	json_uint(&j, "src_fifo_depth", r->st.src_fifo_depth);
 	json_uint(&j, "max_inflight", r->st.max_inflight);
 	json_uint(&j, "checkpoints", r->rec.checkpoints);
 	json_num(&j, "io_cpu_s", r->io_cpu_ns / 1e9, 6);

@@ -245,6 +245,53 @@ static void test_stop_ends_blocking_producer(void **state)
 	assert_true(total > 0);
 }
 
+/* After stop(), a producer whose device already wrote into the ring drains it with
+ * NVT_ACQUIRE_DRAIN (plain acquire is refused); a size limit still ends the drain. The source's
+ * FIFO figures reach the stats and the result. */
+static void test_drain_after_stop(void **state)
+{
+	struct nvt_record_opts o;
+	struct nvt_record_result res;
+	struct nvt_record_stats st;
+	struct nvt_recorder *r;
+	struct nvt_err err = {0};
+	size_t room;
+	void *p;
+	(void)state;
+
+	nvt_record_opts_init(&o);
+	o.path = "unused";
+	o.engine = "null";
+	o.chunk_bytes = 64 << 10;
+	o.chunks = 4;
+	o.stats_ns = 0;
+	o.size_bytes = 5 * (64 << 10);
+	assert_int_equal(nvt_recorder_open(&o, &r, &err), 0);
+	nvt_recorder_source_fifo(r, 7, 9, 4096);
+	p = nvt_recorder_acquire(r, &room, 0);
+	assert_non_null(p);
+	assert_int_equal(nvt_recorder_commit(r, room), 0);
+	nvt_recorder_stop(r);
+	assert_null(nvt_recorder_acquire(r, &room, NVT_ACQUIRE_NOWAIT));
+	assert_int_equal(errno, ECANCELED);
+	/* four more chunks drain; the fifth would pass the size limit */
+	for (int i = 0; i < 4; i++) {
+		p = nvt_recorder_acquire(r, &room, NVT_ACQUIRE_DRAIN);
+		assert_non_null(p);
+		assert_int_equal(room, 64 << 10);
+		assert_int_equal(nvt_recorder_commit(r, room), 0);
+	}
+	assert_null(nvt_recorder_acquire(r, &room, NVT_ACQUIRE_DRAIN));
+	assert_int_equal(errno, ECANCELED);
+	nvt_recorder_stats(r, &st);
+	assert_int_equal(st.src_fifo_level, 7);
+	assert_int_equal(st.src_fifo_hwm, 9);
+	assert_int_equal(st.src_fifo_depth, 4096);
+	assert_int_equal(nvt_recorder_close(r, &res), 0);
+	assert_int_equal(res.rec.data_bytes, 5 * (64 << 10));
+	assert_int_equal(res.st.src_fifo_hwm, 9);
+}
+
 /* A producer that fails: everything it committed is still written, the partial chunk too. */
 static void test_producer_failure_keeps_data(void **state)
 {
@@ -524,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_registered_source),
 		cmocka_unit_test(test_push_drops_at_positions),
 		cmocka_unit_test(test_stop_ends_blocking_producer),
+		cmocka_unit_test(test_drain_after_stop),
 		cmocka_unit_test(test_refused_options),
 		cmocka_unit_test(test_dev_source),
 		cmocka_unit_test(test_drop_events_bounded),

@@ -86,6 +86,9 @@ void nvt_rec_fill_stats(struct nvt_recorder *r, struct nvt_record_stats *st, uin
 	st->check_missing = atomic_load_explicit(&r->st_ck[2], memory_order_relaxed);
 	st->check_backward = atomic_load_explicit(&r->st_ck[3], memory_order_relaxed);
 	st->check_bad = atomic_load_explicit(&r->st_ck[4], memory_order_relaxed);
+	st->src_fifo_level = atomic_load_explicit(&r->st_fifo[0], memory_order_relaxed);
+	st->src_fifo_hwm = atomic_load_explicit(&r->st_fifo[1], memory_order_relaxed);
+	st->src_fifo_depth = atomic_load_explicit(&r->st_fifo[2], memory_order_relaxed);
 }
 
 /* Reserve space ahead of the write pointer when the final size is unknown. */

@@ -502,6 +502,16 @@ static void publish(struct nvt_recorder *r)
 	r->cur_fill = 0;
 }
 
+/* the recording takes no more data: stopping, unless only a stop() was asked and the
+ * producer drains what its device already captured */
+static bool refuses(struct nvt_recorder *r, unsigned flags)
+{
+	if (!atomic_load(&r->stopping))
+		return false;
+	return !(flags & NVT_ACQUIRE_DRAIN) || !atomic_load(&r->stop_req) ||
+	       atomic_load(&r->failed) || r->limit_hit || limit_reached(r);
+}
+
 void *nvt_recorder_acquire(struct nvt_recorder *r, size_t *room, unsigned flags)
 {
 	uint64_t left;
@@ -512,7 +522,7 @@ void *nvt_recorder_acquire(struct nvt_recorder *r, size_t *room, unsigned flags)
 		atomic_store(&r->stopping, 1);
 	}
 	while (!r->cur) {
-		if (atomic_load(&r->stopping) || nvt_ring_aborted(&r->ring)) {
+		if (refuses(r, flags) || nvt_ring_aborted(&r->ring)) {
 			errno = ECANCELED;
 			return NULL;
 		}
@@ -527,7 +537,7 @@ void *nvt_recorder_acquire(struct nvt_recorder *r, size_t *room, unsigned flags)
 		}
 		nvt_ring_wait_free(&r->ring, 100);
 	}
-	if (atomic_load(&r->stopping)) {
+	if (refuses(r, flags)) {
 		errno = ECANCELED;
 		return NULL;
 	}
@@ -585,6 +595,13 @@ void nvt_recorder_fail(struct nvt_recorder *r, const struct nvt_err *why)
 {
 	nvt_rec_fail(r, NVT_STOP_SOURCE_ERROR, why && why->code ? why->code : EIO, "%s",
 		     why && why->msg[0] ? why->msg : "the producer failed");
+}
+
+void nvt_recorder_source_fifo(struct nvt_recorder *r, uint64_t level, uint64_t hwm, uint64_t depth)
+{
+	atomic_store_explicit(&r->st_fifo[0], level, memory_order_relaxed);
+	atomic_store_explicit(&r->st_fifo[1], hwm, memory_order_relaxed);
+	atomic_store_explicit(&r->st_fifo[2], depth, memory_order_relaxed);
 }
 
 void nvt_recorder_stop(struct nvt_recorder *r)

@@ -7,8 +7,11 @@
  * is free (the storage fell behind and the whole ring waits to be written): every gap in the beats'
  * sequence becomes an nvt_recorder_drop() at the exact position, and at the stop the beats the
  * driver reports as lost in its FIFO are added, so the recording's drop count equals the driver's
- * drop_count. A buffer flagged with a DMA error stops the recording with that error; what came
- * before is kept. */
+ * drop_count. A stop (Ctrl-C, nvt_recorder_stop) stops the driver first and then takes every
+ * buffer it filled before, so nothing the DMA captured is lost (the driver discards only its
+ * FIFO, whose beats become drops at the end). A buffer flagged with a DMA error stops the
+ * recording with that error; what came before is kept. The driver's FIFO level and high-water
+ * mark go to the live stats (nvt_recorder_source_fifo). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -23,9 +26,11 @@
 #include "nvtape/format.h"
 #include "nvtape/recorder.h"
 #include "nvtape/source.h"
+#include "util/sysutil.h"
 
 #define FDREC_DEFAULT_DEV "/dev/fdrec0"
-#define FDREC_WAIT_MS     5 /* also how soon a released chunk goes back to the driver */
+#define FDREC_WAIT_MS     5            /* also how soon a released chunk goes back to the driver */
+#define FDREC_STATS_NS    100000000ull /* FIFO level for the live stats, every 100 ms */
 
 struct fdsrc {
 	struct nvt_recorder *r;
@@ -51,10 +56,12 @@ static int sys_err(struct nvt_err *err, int e, const char *what, const char *pat
 static bool put(struct fdsrc *s, const uint8_t *p, uint64_t n, struct nvt_err *err, int *rc)
 {
 	size_t room;
-	uint8_t *dst = nvt_recorder_acquire(s->r, &room, NVT_ACQUIRE_NOWAIT);
+	/* DRAIN: the DMA already wrote these beats; a stop request still takes them */
+	uint8_t *dst = nvt_recorder_acquire(s->r, &room, NVT_ACQUIRE_NOWAIT | NVT_ACQUIRE_DRAIN);
 
 	if (!dst)
-		return false; /* stopping (a free chunk is never missing: the driver filled it) */
+		return false; /* at a limit or failed (a free chunk is never missing: the driver
+			       * filled it) */
 	if (dst != p || room < n * FDREC_BEAT_BYTES) {
 		if (room && room < n * FDREC_BEAT_BYTES && dst == p) {
 			/* the size limit ends the recording inside this buffer */
@@ -150,12 +157,22 @@ static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *e
 	return 0;
 }
 
+static void fifo_stats(struct fdsrc *s, const struct fdrec_stats *st)
+{
+	/* the driver reports its FIFO in beats; the current level is what entered and did not
+	 * leave it */
+	uint64_t level = st->beats_in - st->beats_out;
+	nvt_recorder_source_fifo(s->r, level <= st->fifo_depth ? level : st->fifo_depth,
+				 st->fifo_hwm, st->fifo_depth);
+}
+
 static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct nvt_err *err)
 {
 	struct fdrec_info info;
 	struct fdrec_bufs *bufs = NULL;
 	struct fdrec_start st = {.flags = FDREC_START_TPG, .first_seq = a->first_seq};
 	struct fdrec_stats fin;
+	uint64_t next_stats = 0;
 	int rc = 0;
 
 	if (ioctl(s->fd, FDREC_GET_INFO, &info))
@@ -192,8 +209,14 @@ static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct n
 		struct fdrec_filled f = {.timeout_ms = 0};
 		struct pollfd pfd = {.fd = s->fd, .events = POLLIN};
 
+		struct fdrec_stats st;
+
 		if (nvt_recorder_stopping(s->r))
 			break;
+		if (nvt_mono_ns() >= next_stats && !ioctl(s->fd, FDREC_GET_STATS, &st)) {
+			fifo_stats(s, &st);
+			next_stats = nvt_mono_ns() + FDREC_STATS_NS;
+		}
 		if (poll(&pfd, 1, FDREC_WAIT_MS) < 0 && errno != EINTR) {
 			rc = sys_err(err, errno, "poll", s->path);
 			break;
@@ -224,12 +247,13 @@ static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct n
 		}
 	}
 	if (ioctl(s->fd, FDREC_STOP, &fin) == 0 && rc >= 0) {
-		/* at a stop the driver hands over the buffer it was filling (when the recording
-		 * still takes data); the beats its FIFO dropped after the last one recorded are
-		 * drops at the end, so the recording's count is the driver's drop_count */
+		/* the driver has stopped; every buffer it filled before, and the one it was
+		 * filling, is taken (take() ends at a size or duration limit); the beats its FIFO
+		 * dropped after the last one recorded are drops at the end, so the recording's
+		 * count is the driver's drop_count */
 		struct fdrec_filled f = {.timeout_ms = 0};
-		while (rc == 0 && !nvt_recorder_stopping(s->r) &&
-		       !ioctl(s->fd, FDREC_WAIT_FILLED, &f))
+		fifo_stats(s, &fin);
+		while (rc == 0 && !ioctl(s->fd, FDREC_WAIT_FILLED, &f))
 			rc = take(s, &f, err);
 		if (rc >= 0 && fin.drop_count > s->dropped) {
 			nvt_recorder_drop(s->r, fin.drop_count - s->dropped);

@@ -45,13 +45,27 @@ fdrec_clean() { # fdrec_clean RATE_BYTES
 	nvtape record -q --force --source fdrec --rate "$1" --duration 2 --chunk 1M $D0 >/tmp/r.out ||
 		{ cat /tmp/r.out; return 1; }
 	b=$(field bytes </tmp/r.out)
-	echo "NVT-INFO fdrec-clean-$1: $b bytes, drops $(field drops </tmp/r.out), device fifo_hwm $(cat $SYS/fifo_hwm)"
+	echo "NVT-INFO fdrec-clean-$1: $b bytes, drops $(field drops </tmp/r.out), FIFO high-water $(field src_fifo_hwm </tmp/r.out) of $(field src_fifo_depth </tmp/r.out) beats (device: $(cat $SYS/fifo_hwm))"
 	[ "$b" = $(($1 * 2)) ] && [ "$(field drops </tmp/r.out)" = 0 ] || return 1
+	# the driver's FIFO as the live stats and the result show it
+	[ "$(field src_fifo_depth </tmp/r.out)" = 65536 ] &&
+		[ "$(field src_fifo_hwm </tmp/r.out)" = "$(cat $SYS/fifo_hwm)" ] || return 1
 	nvtape verify -q $D0 >/tmp/v.out || { cat /tmp/v.out; return 1; }
 	[ "$(field beats </tmp/v.out)" = $((b / 16)) ] && [ "$(field gaps </tmp/v.out)" = 0 ]
 }
 check fdrec-clean-2MB fdrec_clean 2000000
 check fdrec-clean-5MB fdrec_clean 5000000
+# bench/fdrec's ceiling, a loop that only waits and releases: it receives what the device
+# generates (rate x time, no drops)
+fdrec_ceiling_loop() {
+	echo 5000000 >$SYS/rate_bps || return 1
+	fdrec_ceiling 2 1048576 32 >/tmp/c.out || { cat /tmp/c.out; return 1; }
+	echo "NVT-INFO fdrec-ceiling: $(grep ^RESULT /tmp/c.out)"
+	b=$(field bytes </tmp/c.out)
+	want=$(awk -v s="$(field seconds </tmp/c.out)" 'BEGIN { printf "%d", s * 5000000 }')
+	[ "$(field drops </tmp/c.out)" = 0 ] && [ "$b" -le "$want" ] && [ "$b" -ge $((want * 9 / 10)) ]
+}
+check fdrec-ceiling fdrec_ceiling_loop
 # forced overflow: the drive QEMU throttles to 512 KB/s, a 4 MB ring, 2 MB/s for 10 s: the ring
 # and the driver's 8 MB of buffers fill,
 # the driver's FIFO overflows; verify's gap beats = the driver's drop_count = the index's
@@ -73,7 +87,8 @@ fdrec_overflow() {
 		[ "$(field drops_match </tmp/v.out)" = 1 ] && [ "$(field corrupt </tmp/v.out)" = 0 ]
 }
 check fdrec-overflow fdrec_overflow
-# Ctrl-C: every buffer handed to nvtape before the stop is in the recording, which verifies
+# Ctrl-C: the driver stops first, then every beat its DMA put in a buffer (the full ones not
+# yet taken and the one it was filling) is in the recording, which verifies
 fdrec_sigint() {
 	nvtape record -q --force --source fdrec --rate 2MB --chunk 1M $D0 >/tmp/r.out &
 	p=$!
@@ -83,8 +98,10 @@ fdrec_sigint() {
 	rc=$?
 	[ $rc = 0 ] || { echo "exit $rc"; cat /tmp/r.out; return 1; }
 	b=$(field bytes </tmp/r.out)
-	echo "NVT-INFO fdrec-sigint: $b bytes, driver bufs_filled $(cat $SYS/bufs_filled)"
-	[ "$b" -gt 0 ] && nvtape verify -q $D0 >/tmp/v.out && [ "$(field bytes </tmp/v.out)" = "$b" ]
+	echo "NVT-INFO fdrec-sigint: $b bytes = $((b / 16)) beats; driver: beats_out $(cat $SYS/beats_out), bufs_filled $(cat $SYS/bufs_filled), drop_count $(cat $SYS/drop_count)"
+	[ "$b" -gt 0 ] && [ "$((b / 16))" = "$(cat $SYS/beats_out)" ] && [ "$(field drops </tmp/r.out)" = 0 ] ||
+		return 1
+	nvtape verify -q $D0 >/tmp/v.out && [ "$(field bytes </tmp/v.out)" = "$b" ]
 }
 check fdrec-sigint fdrec_sigint
 # the DMA error flag: the recording stops with the error reported (exit 1), what came before verifies
