@@ -2,7 +2,7 @@
 # Guest side of bench/fdrec (runs inside the QEMU guest of tests/vm/run): the emulated FPGA Drive
 # Recorder driver (tests/vm/fdrec_emu) read by fdrec_ceiling (wait for a filled buffer, hand it
 # back: the ceiling) and by nvtape's fdrec source into the null engine and onto an NVMe drive,
-# at each programmed rate, alternating order each round. One NVT-BENCH line per run:
+# (with and without chunk checksums) at each programmed rate, alternating order each round. One NVT-BENCH line per run:
 # NAME RATE_BPS ROUND MBPS DROPS CPU_S IO_CPU_S BYTES (CPU_S: the whole process; IO_CPU_S:
 # nvtape's I/O thread, the ceiling's whole loop).
 . /suites/lib.sh
@@ -11,7 +11,7 @@ set -- $(cat /suites/bench.args)
 rounds=${1:-3}
 secs=${2:-4}
 shift 2
-rates=${*:-50000000 200000000}
+rates=${*:-50000000 200000000 500000000}
 SYS=/sys/class/misc/fdrec0
 insmod /modules/fdrec_emu.ko fifo_depth=262144 || exit 1
 for i in $(seq 50); do [ -c /dev/fdrec0 ] && break; sleep 0.1; done
@@ -32,11 +32,12 @@ echo "NVT-INFO bench/fdrec: $rounds rounds of $secs s at rates $rates B/s, 32 bu
 for r in $(seq $rounds); do
 	for rate in $rates; do
 		echo "$rate" >$SYS/rate_bps
-		if [ $((r % 2)) = 1 ]; then order="ceiling null nvme"; else order="nvme null ceiling"; fi
+		if [ $((r % 2)) = 1 ]; then order="ceiling null nosum nvme"; else order="nvme nosum null ceiling"; fi
 		for w in $order; do
 			case $w in
 			ceiling) ceiling $rate $r ;;
 			null) rec nvtape-null $rate $r --engine null --rate $rate /tmp/null.nvt ;;
+			nosum) rec nvtape-null-nosum $rate $r --engine null --checksum none --rate $rate /tmp/null.nvt ;;
 			nvme) rec nvtape-nvme0n1 $rate $r --rate $rate $D0 ;;
 			esac
 		done

@@ -39,6 +39,7 @@ enum nvt_source_kind {
 	NVT_SRC_API = 3,   /* a program through the push API (recorder.h) */
 	NVT_SRC_DEV = 4,   /* a character device or FIFO read(); never stalled: drops counted */
 	NVT_SRC_FDREC = 6, /* the FPGA Drive Recorder driver's test pattern: drops counted */
+	NVT_SRC_SHM = 7,   /* a producer process writing into the shared ring: drops counted */
 };
 
 /* sources whose data is the {seq, ~seq} test pattern: verify and play check every beat */

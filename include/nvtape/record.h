@@ -89,6 +89,9 @@ struct nvt_record_opts {
 	 * core:datatype, core:frequency, ...), kept in the index (docs/file-format.md); NULL or ""
 	 * none. The source adds what it knows. */
 	const char *meta;
+	/* the ring lives in a sealed memfd that another process can map (the shm source hands it
+	 * to its producer; nvt_record() sets it for sources with NVT_SOURCE_SHARED_RING) */
+	bool shared_ring;
 };
 
 enum nvt_stop_reason {

@@ -25,6 +25,7 @@ struct nvt_recorder;
 #define NVT_SOURCE_PATTERN      (1u << 2) /* test pattern: verify and play check every beat */
 #define NVT_SOURCE_NEEDS_ARG    (1u << 3) /* named "NAME:ARG" (a path, a port...) */
 #define NVT_SOURCE_DROPS_FROM   (1u << 4) /* reads a loss counter (nvt_record_opts.drops_from) */
+#define NVT_SOURCE_SHARED_RING  (1u << 5) /* needs the ring in shared memory (shared_ring) */
 
 struct nvt_source_args {
 	uint64_t rate_bps;      /* paced sources; 0 = unpaced */

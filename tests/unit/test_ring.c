@@ -20,7 +20,7 @@ static void test_full_and_release(void **state)
 	struct nvt_ring r;
 	struct nvt_err err = {0};
 	(void)state;
-	assert_int_equal(nvt_ring_create(&r, CHUNKS, 4096, &err), 0);
+	assert_int_equal(nvt_ring_create(&r, CHUNKS, 4096, 0, &err), 0);
 	for (int i = 0; i < CHUNKS; i++) {
 		assert_true(nvt_ring_can_produce(&r));
 		nvt_ring_publish(&r, 4096);
@@ -42,9 +42,9 @@ static void test_bad_geometry(void **state)
 	struct nvt_ring r;
 	struct nvt_err err = {0};
 	(void)state;
-	assert_int_equal(nvt_ring_create(&r, 1, 4096, &err), -EINVAL);
+	assert_int_equal(nvt_ring_create(&r, 1, 4096, 0, &err), -EINVAL);
 	nvt_err_clear(&err);
-	assert_int_equal(nvt_ring_create(&r, 4, 1000, &err), -EINVAL);
+	assert_int_equal(nvt_ring_create(&r, 4, 1000, 0, &err), -EINVAL);
 }
 
 static void *producer(void *arg)
@@ -68,7 +68,7 @@ static void test_order_across_threads(void **state)
 	pthread_t t;
 	uint64_t next = 0;
 	(void)state;
-	assert_int_equal(nvt_ring_create(&r, CHUNKS, 4096, &err), 0);
+	assert_int_equal(nvt_ring_create(&r, CHUNKS, 4096, 0, &err), 0);
 	pthread_create(&t, NULL, producer, &r);
 	while (next < TOTAL) {
 		if (nvt_ring_published(&r) == next)

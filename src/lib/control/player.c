@@ -294,7 +294,7 @@ static int open_recording(struct nvt_player *p, struct nvt_err *err)
 static int open_io(struct nvt_player *p, struct nvt_err *err)
 {
 	struct nvt_engine_params ep = {0};
-	int rc = nvt_ring_create(&p->ring, p->o.chunks, p->o.chunk_bytes, err);
+	int rc = nvt_ring_create(&p->ring, p->o.chunks, p->o.chunk_bytes, 0, err);
 
 	if (rc)
 		return rc;

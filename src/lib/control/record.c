@@ -122,6 +122,8 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	ro.source_kind = s.ops->kind;
 	ro.source_name = s.ops->name;
 	ro.producer_times_duration = s.args.rate_bps != 0;
+	if (s.ops->caps & NVT_SOURCE_SHARED_RING)
+		ro.shared_ring = true;
 	if (s.ops->caps & NVT_SOURCE_PATTERN) {
 		/* a stamp per run: an earlier run's blocks on the same device do not continue
 		 * this run's sequence, so recover can never take them for new data */

@@ -287,7 +287,8 @@ static int setup(struct nvt_recorder *r, struct nvt_err *err)
 	 * it afterwards, and a filesystem without holes (exFAT) would fill the gap to them */
 	if (reserve)
 		reserve += nvt_rec_index_reserve(reserve, r->o.chunk_bytes);
-	rc = nvt_ring_create(&r->ring, r->o.chunks, r->o.chunk_bytes, err);
+	rc = nvt_ring_create(&r->ring, r->o.chunks, r->o.chunk_bytes,
+			     r->o.shared_ring ? NVT_RING_SHARED : 0, err);
 	if (rc)
 		return rc;
 	r->chunk_t = calloc(r->ring.nchunks, sizeof(*r->chunk_t));

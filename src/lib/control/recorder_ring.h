@@ -16,10 +16,16 @@ struct nvt_ring_view {
 	uint8_t *mem;         /* chunk i at mem + i * chunk_bytes */
 	uint64_t chunk_bytes; /* a multiple of 4096 */
 	unsigned nchunks;
+	int mem_fd;           /* nvt_record_opts.shared_ring: the memfd behind mem, else -1 */
+	size_t map_bytes;     /* the mapping's length (>= nchunks * chunk_bytes) */
+	uint64_t limit_bytes; /* the recording's size limit, 0 = none */
 };
 
 void nvt_recorder_ring_view(struct nvt_recorder *r, struct nvt_ring_view *v);
 /* chunks the I/O thread has released since the start (chunk k is k % nchunks) */
 uint64_t nvt_recorder_ring_released(struct nvt_recorder *r);
+/* A one-time note for the user (nvt_record_opts.notice), from the source thread. */
+void nvt_recorder_say(struct nvt_recorder *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #endif

@@ -48,7 +48,7 @@ static int open_io(struct scanner *s, struct nvt_err *err)
 	unsigned n =
 		(unsigned)(s->nchunks < o->chunks ? (s->nchunks < 2 ? 2 : s->nchunks) : o->chunks);
 
-	if (nvt_ring_create(&s->mem, n, o->chunk_bytes, err))
+	if (nvt_ring_create(&s->mem, n, o->chunk_bytes, 0, err))
 		return -ENOMEM;
 	if (s->mem.notice[0] && o->notice)
 		o->notice(s->mem.notice, o->user_arg);

@@ -30,6 +30,8 @@ const char *nvt_source_kind_name(uint32_t kind)
 		return "dev";
 	case NVT_SRC_FDREC:
 		return "fdrec";
+	case NVT_SRC_SHM:
+		return "shm";
 	default:
 		return "unknown";
 	}

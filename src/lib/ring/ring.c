@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The ring: hugepage-backed chunk memory and the single-producer / single-consumer protocol. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 
 #ifndef MAP_HUGE_2MB
 #define MAP_HUGE_2MB (21 << 26)
+#endif
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21u << 26)
 #endif
 
 static void efd_signal(int fd)
@@ -44,47 +48,57 @@ static bool populated(void *mem, size_t len)
 	return true;
 }
 
-int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct nvt_err *err)
+/* The chunk memory, len bytes: 2 MiB hugepages from the pool when it has them, else locked,
+ * pre-faulted ordinary memory (notice says why). shared: a sealed memfd (its size fixed) that
+ * another process can map, the shm source's producer. */
+static int map_ring(struct nvt_ring *r, size_t len, bool shared, struct nvt_err *err)
 {
-	size_t len, pages;
+	const int prot = PROT_READ | PROT_WRITE;
+	size_t pages = len / NVT_HUGEPAGE;
+	uint8_t *m = MAP_FAILED;
+	int fd = -1;
 
-	memset(r, 0, sizeof(*r));
-	r->prod_efd = r->cons_efd = -1;
-	if (n < 2 || chunk_bytes < 4096 || chunk_bytes % 4096 || chunk_bytes > (1u << 30)) {
-		nvt_err_set(
-			err, EINVAL,
-			"ring of %u x %llu bytes: need at least 2 chunks of a multiple of 4 KiB, "
-			"at most 1 GiB each",
-			n, (unsigned long long)chunk_bytes);
-		return -EINVAL;
+	if (shared) {
+		fd = memfd_create("nvtape-ring",
+				  MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB | MFD_HUGE_2MB);
+		if (fd >= 0 && ftruncate(fd, (off_t)len) == 0)
+			m = mmap(NULL, len, prot, MAP_SHARED | MAP_POPULATE, fd, 0);
+	} else {
+		m = mmap(NULL, len, prot,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB | MAP_POPULATE,
+			 -1, 0);
 	}
-	len = (size_t)n * chunk_bytes;
-	len = (len + NVT_HUGEPAGE - 1) / NVT_HUGEPAGE * NVT_HUGEPAGE;
-	pages = len / NVT_HUGEPAGE;
-	r->mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB | MAP_POPULATE, -1,
-		      0);
-	bool short_pool = r->mem != MAP_FAILED && !populated(r->mem, len);
+	bool short_pool = m != MAP_FAILED && !populated(m, len);
 	if (short_pool) {
-		munmap(r->mem, len); /* the pool promised pages it could not give */
-		r->mem = MAP_FAILED;
+		munmap(m, len); /* the pool promised pages it could not give */
+		m = MAP_FAILED;
 	}
-	if (r->mem != MAP_FAILED) {
+	if (m != MAP_FAILED) {
 		r->hugetlb = true;
 	} else {
 		uint64_t free_pages = nvt_hugepages_free();
-		r->mem =
-			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (r->mem == MAP_FAILED) {
-			r->mem = NULL;
-			nvt_err_set(err, ENOMEM, "cannot map a %zu MiB ring: %s", len >> 20,
-				    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		if (shared) {
+			fd = memfd_create("nvtape-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+			if (fd >= 0 && ftruncate(fd, (off_t)len) == 0)
+				m = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+		} else {
+			m = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		}
+		if (m == MAP_FAILED) {
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			nvt_err_set(err, ENOMEM, "cannot map a %zu MiB ring%s: %s", len >> 20,
+				    shared ? " in shared memory" : "", strerror(e));
 			nvt_err_set_hint(err, NVT_HINT_SMALLER_RING, 0, 0, 0);
 			return -ENOMEM;
 		}
-		madvise(r->mem, len, MADV_HUGEPAGE);
-		r->locked = mlock(r->mem, len) == 0;
-		memset(r->mem, 0, len); /* pre-fault: no page faults while recording */
+		madvise(m, len, MADV_HUGEPAGE);
+		r->locked = mlock(m, len) == 0;
+		memset(m, 0, len); /* pre-fault: no page faults while recording */
 		if (short_pool)
 			snprintf(r->notice, sizeof(r->notice),
 				 "ring uses ordinary %smemory: the hugepage pool granted %zu "
@@ -98,6 +112,40 @@ int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct
 				 r->locked ? "locked " : "unlocked ", pages,
 				 (unsigned long long)free_pages, pages + (size_t)free_pages);
 	}
+	/* the other process may not shrink the file under nvtape (a SIGBUS here) */
+	if (fd >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		int e = errno;
+		munmap(m, len);
+		close(fd);
+		nvt_err_set(err, e, "cannot seal the shared ring's memfd: %s", strerror(e));
+		return -e;
+	}
+	r->mem = m;
+	r->mem_fd = fd;
+	return 0;
+}
+
+int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, unsigned flags,
+		    struct nvt_err *err)
+{
+	size_t len;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->prod_efd = r->cons_efd = r->mem_fd = -1;
+	if (n < 2 || chunk_bytes < 4096 || chunk_bytes % 4096 || chunk_bytes > (1u << 30)) {
+		nvt_err_set(
+			err, EINVAL,
+			"ring of %u x %llu bytes: need at least 2 chunks of a multiple of 4 KiB, "
+			"at most 1 GiB each",
+			n, (unsigned long long)chunk_bytes);
+		return -EINVAL;
+	}
+	len = (size_t)n * chunk_bytes;
+	len = (len + NVT_HUGEPAGE - 1) / NVT_HUGEPAGE * NVT_HUGEPAGE;
+	rc = map_ring(r, len, flags & NVT_RING_SHARED, err);
+	if (rc)
+		return rc;
 	r->map_bytes = len;
 	r->chunk_bytes = chunk_bytes;
 	r->nchunks = n;
@@ -121,10 +169,12 @@ void nvt_ring_destroy(struct nvt_ring *r)
 		close(r->prod_efd);
 	if (r->cons_efd >= 0)
 		close(r->cons_efd);
+	if (r->mem_fd >= 0)
+		close(r->mem_fd);
 	free(r->fill);
 	free(r->flags);
 	memset(r, 0, sizeof(*r));
-	r->prod_efd = r->cons_efd = -1;
+	r->prod_efd = r->cons_efd = r->mem_fd = -1;
 }
 
 bool nvt_ring_can_produce(struct nvt_ring *r)
@@ -202,7 +252,7 @@ void nvt_ring_wake_producer(struct nvt_ring *r)
 void nvt_ring_init(struct nvt_ring *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->prod_efd = r->cons_efd = -1;
+	r->prod_efd = r->cons_efd = r->mem_fd = -1;
 }
 
 void nvt_ring_wait_published(struct nvt_ring *r, int timeout_ms)

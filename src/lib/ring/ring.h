@@ -31,13 +31,18 @@ struct nvt_ring {
 	_Atomic int prod_waiting;
 	int prod_efd; /* eventfd: producer sleeps here until a chunk is released */
 	int cons_efd; /* eventfd: consumer is woken here on publish / close */
+	int mem_fd;   /* NVT_RING_SHARED: the sealed memfd behind mem, else -1 */
 };
+
+/* nvt_ring_create() flags */
+#define NVT_RING_SHARED (1u << 0) /* in a memfd another process can map (mem_fd) */
 
 /* An empty ring (destroy is safe on it). */
 void nvt_ring_init(struct nvt_ring *r);
 /* Allocate n x chunk_bytes (chunk a multiple of 4096). Hugepages when reserved, otherwise
  * THP-advised, locked, pre-faulted memory and ring->notice says how to reserve hugepages. */
-int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, struct nvt_err *err);
+int nvt_ring_create(struct nvt_ring *r, unsigned n, uint64_t chunk_bytes, unsigned flags,
+		    struct nvt_err *err);
 void nvt_ring_destroy(struct nvt_ring *r);
 
 static inline uint8_t *nvt_ring_chunk(const struct nvt_ring *r, uint64_t seq)

@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The shm source: a producer process (examples/shm_producer, the header-only client of
+# include/nvtape/producer.h) writes into nvtape's ring itself. Its bytes land unchanged (the
+# same as through a pipe), its drops are counted and indexed where it lost the data, a stop
+# takes everything it committed, a producer that dies ends the recording with what it
+# committed (exit 1), a second producer is refused, a size limit stops the producer, and
+# socket names that are taken or left over are handled. With root, a paced producer into a
+# throttled drive never waits: what finds no room is dropped and counted.
+. "$(dirname "$0")/lib.sh"
+EX=${NVT_EXAMPLES:?NVT_EXAMPLES must point at the built examples}
+P=$EX/shm_producer
+S=$T/s.sock
+
+# start_rec ARGS...: nvtape recording from shm:$S in the background (pid in $rp), once listening
+# (run by "${WRAP[@]}" when set)
+WRAP=()
+start_rec() {
+	rm -f "$T/r.out" "$T/r.err"
+	"${WRAP[@]+"${WRAP[@]}"}" "$NVT" record --source shm:"$S" "$@" >"$T/r.out" 2>"$T/r.err" &
+	rp=$!
+	for i in $(seq 300); do [ -S "$S" ] && return 0; sleep 0.05; done
+	cat "$T/r.err"
+	fail "nvtape did not listen on $S"
+}
+# end_rec WANT: wait for the recording, require its exit code; its output becomes $T/out
+end_rec() {
+	wait $rp
+	local rc=$?
+	cp "$T/r.out" "$T/out"
+	[ "$rc" = "$1" ] || { cat "$T/r.out" "$T/r.err"; fail "record exit $rc, want $1"; }
+}
+pfield() { grep '^RESULT' "$T/p.out" | tail -n 1 | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# 1. 64 MiB unpaced through an 8 x 1 MiB ring (the producer waits for the drive): byte for byte
+# what the same producer writes into a pipe; header says shm
+start_rec -q --chunk 1M --chunks 8 "$T/a.nvt"
+"$P" "$S" 67108864 >"$T/p.out" || fail "producer"
+end_rec 0
+[ "$(field bytes)" = 67108864 ] && [ "$(field drops)" = 0 ] && [ "$(field stop_reason)" = eof ] ||
+	fail "bytes $(field bytes) drops $(field drops) reason $(field stop_reason)"
+"$P" -m pipe - 67108864 2>/dev/null >"$T/pipe.bin"
+"$NVT" play -q --sink stdout "$T/a.nvt" 2>/dev/null | cmp - "$T/pipe.bin" || fail "data differs from the pipe's"
+[ "$(hdr source "$T/a.nvt")" = shm ] || fail "header source $(hdr source "$T/a.nvt")"
+expect_rc 0 "$NVT" verify --check counter:u64le@0/16 "$T/a.nvt"
+[ "$(field chunks_good)" = 64 ] || fail "checksums: $(field chunks_good) chunks good"
+ok "64 MiB through shared memory: exactly the pipe's bytes, every chunk's CRC32C and counter good"
+
+# 2. drops: 4096 beats skipped every 4 MiB are 15 drop events at the positions of the gaps
+start_rec -q --chunk 1M --chunks 8 "$T/d.nvt"
+"$P" -d 4 "$S" 67108864 >"$T/p.out" || fail "producer"
+end_rec 2
+[ "$(field drops)" = "$(pfield dropped_bytes)" ] && [ "$(field drop_events)" = 15 ] ||
+	fail "drops $(field drops) in $(field drop_events) events, producer $(pfield dropped_bytes)"
+expect_rc 2 "$NVT" verify --check counter:u64le@0/16 "$T/d.nvt"
+[ "$(field gaps)" = 15 ] && [ "$(field gap_beats)" = $((15 * 4096)) ] && [ "$(field drops_match)" = 1 ] ||
+	fail "verify: $(field gaps) gaps, $(field gap_beats) gap beats, drops_match $(field drops_match)"
+expect_rc 0 "$NVT" info --json "$T/d.nvt"
+python3 - "$T/out" <<'PY' || fail "drop events at 4 MiB steps"
+import json, sys
+ev = json.load(open(sys.argv[1]))["drop_events"]
+assert [e["data_offset"] for e in ev] == [(k + 1) << 22 for k in range(15)], ev
+assert all(e["beats"] == 4096 * 16 for e in ev), ev
+PY
+ok "15 drops of 4096 beats: counted in bytes, indexed at every 4 MiB, where the counter jumps"
+
+# 3. Ctrl-C while a paced producer runs: the producer is told to stop, and every byte it
+# committed is in the recording
+start_rec -q --chunk 1M --chunks 8 "$T/c.nvt"
+"$P" -r 20 "$S" 10000000000 >"$T/p.out" &
+pp=$!
+sleep 1.5
+kill -INT $rp
+wait $pp || fail "producer exit $?"
+end_rec 0
+[ "$(field stop_reason)" = signal ] && [ "$(field bytes)" = "$(pfield bytes)" ] && [ "$(field bytes)" -gt 10000000 ] ||
+	fail "stop: recorded $(field bytes) ($(field stop_reason)), producer committed $(pfield bytes)"
+expect_rc 0 "$NVT" verify --check counter:u64le@0/16 "$T/c.nvt"
+ok "Ctrl-C at 20 MB/s: the producer stopped, all its $(pfield bytes) bytes recorded"
+
+# 4. a producer that dies after 5000000 bytes: exit 1 saying so, those bytes kept, complete
+start_rec -q --chunk 1M --chunks 8 "$T/k.nvt"
+"$P" -k 5000000 "$S" 67108864 >/dev/null
+[ $? = 3 ] || fail "producer did not die as asked"
+end_rec 1
+grep -q "went away without closing the stream: the recording keeps the 5000000 bytes" "$T/r.err" ||
+	{ cat "$T/r.err"; fail "no message for a dead producer"; }
+[ "$(field bytes)" = 5000000 ] && [ "$(field stop_reason)" = source-error ] || fail "dead producer: $(field bytes) bytes"
+expect_rc 0 "$NVT" verify --check counter:u64le@0/16 "$T/k.nvt"
+ok "a producer that dies: exit 1, its 5000000 committed bytes kept in a complete recording"
+
+# 5. a second producer is refused while the first is attached; --size stops the first
+start_rec -q --chunk 1M --chunks 8 --size 32M "$T/s.nvt"
+"$P" -r 20 "$S" 10000000000 >"$T/p.out" &
+pp=$!
+sleep 0.5
+"$P" "$S" 4096 >/dev/null 2>"$T/p2.err" && fail "a second producer was let in"
+grep -q "busy" "$T/p2.err" || fail "second producer: $(cat "$T/p2.err")"
+wait $pp || fail "producer exit $?"
+end_rec 0
+[ "$(field bytes)" = 33554432 ] && [ "$(field stop_reason)" = limit ] || fail "size: $(field bytes) $(field stop_reason)"
+[ "$(pfield bytes)" = 33554432 ] || fail "the producer committed $(pfield bytes) past the size"
+ok "a second producer is told busy; --size 32M stops the producer at exactly 32 MiB"
+
+# 6. names: a socket left by a dead run is replaced; a name another recording listens on and a
+# path that is not a socket are refused with exit 1; without a producer Ctrl-C ends it empty
+python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.bind(sys.argv[1])" "$S"
+[ -S "$S" ] || fail "no stale socket made"
+start_rec -q --chunk 1M --chunks 8 "$T/n.nvt"
+expect_rc 1 "$NVT" record -q --source shm:"$S" --chunk 1M --chunks 8 "$T/n2.nvt"
+grep -q "another recording listens on this name" "$T/err" || fail "taken name: $(cat "$T/err")"
+kill -INT $rp
+end_rec 0
+[ "$(field bytes)" = 0 ] || fail "no producer: $(field bytes) bytes"
+[ -e "$S" ] && fail "socket file left behind"
+touch "$S"
+expect_rc 1 "$NVT" record -q --source shm:"$S" "$T/n3.nvt"
+grep -q "exists and is not a socket" "$T/err" || fail "not a socket: $(cat "$T/err")"
+rm -f "$S"
+expect_rc 64 "$NVT" record -q --source shm: "$T/n4.nvt"
+ok "a stale socket is replaced, a taken name and a plain file are refused (exit 1), shm: alone is usage (64)"
+
+# 7. root: a paced producer into a drive throttled to a third of its rate never waits: what
+# finds the ring full is dropped, counted and indexed; recorded + dropped = produced
+if [ "$(id -u)" = 0 ] && [ -d /sys/fs/cgroup/blkio ]; then
+	make_loop 1G xfs
+	make_cgroup 20971520 "$DEV"
+	WRAP=(in_cgroup "$CG")
+	start_rec -q --chunk 1M --chunks 4 --duration 4 "$MNT/t.nvt"
+	WRAP=()
+	"$P" -r 60 "$S" 10000000000 >"$T/p.out" || fail "producer"
+	end_rec 2
+	# what the producer lost after the recording's end is not the recording's
+	b=$(field bytes) d=$(field drops) ev=$(field drop_events)
+	[ "$d" -gt 0 ] && [ "$d" -le "$(pfield dropped_bytes)" ] && [ "$b" -le "$(pfield bytes)" ] ||
+		fail "throttled: recorded $b, dropped $d; producer committed $(pfield bytes), dropped $(pfield dropped_bytes)"
+	expect_rc 2 "$NVT" verify --check counter:u64le@0/16 "$MNT/t.nvt"
+	[ "$(field drops_match)" = 1 ] || fail "throttled: gaps do not match the drop index"
+	ok "60 MB/s into 20 MB/s: $b bytes recorded, $d dropped in $ev events, all at their gaps"
+else
+	echo "skip: throttled drive (needs root and the blkio cgroup)"
+fi
