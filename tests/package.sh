@@ -145,6 +145,22 @@ if [ -x "$tmp/example-dma_producer" ]; then
 		/usr/bin/nvtape verify '$tmp/dma.nvt' >'$tmp/dma.verify'; [ \$? = 2 ] &&
 		grep -q ' drops_match=1 ' '$tmp/dma.verify' && ! grep -q ' gaps=0 ' '$tmp/dma.verify'"
 fi
+# a producer process through the installed header-only client (and the installed Python one)
+# into the installed nvtape's shm source
+shm_rec() { # shm_rec NAME PRODUCER-COMMAND: the recording's RESULT in $tmp/NAME.out
+	echo "/usr/bin/nvtape record -q --source shm:'$tmp/$1.sock' --chunk 1M --chunks 4 '$tmp/$1.nvt' \
+		>'$tmp/$1.out' 2>'$tmp/$1.err' & r=\$!
+	for i in \$(seq 200); do grep -qs 'waiting for a producer' '$tmp/$1.err' && break; sleep 0.05; done
+	$2 >/dev/null && wait \$r"
+}
+if [ -x "$tmp/example-shm_producer" ]; then
+	step "examples/shm_producer (the installed nvtape/producer.h) feeds the installed nvtape --source shm" \
+		bash -c "$(shm_rec shm "'$tmp/example-shm_producer' '$tmp/shm.sock' 16777216") &&
+		grep -q ' bytes=16777216 ' '$tmp/shm.out'"
+fi
+step "the installed Python producer (/usr/share/nvtape/python) feeds it too" \
+	bash -c "$(shm_rec py "env PYTHONPATH=/usr/share/nvtape/python python3 -c \"import nvtape_producer as n; p = n.Producer('$tmp/py.sock'); p.write(bytes(3 << 20)); p.close()\"") &&
+	grep -q ' bytes=3145728 ' '$tmp/py.out'"
 
 # --- remove
 step "apt-get purge -y ${pkgs[*]}" bash -c \

@@ -21,6 +21,10 @@ NVT_API int nvt_meta_key_ok(const char *key, size_t len);
 /* text is well-formed: UTF-8, "key=value" lines (values without newlines), NVT_META_MAX bytes
  * at most. 0, or -EINVAL with err naming the line. */
 NVT_API int nvt_meta_check(const char *text, struct nvt_err *err);
+/* The next "key=value" line of text: start with *pos = text; 1 with *key (klen bytes) and
+ * *value (vlen bytes) pointing into text, 0 at the end. Lines without '=' are skipped. */
+NVT_API int nvt_meta_next(const char **pos, const char **key, size_t *klen, const char **value,
+			  size_t *vlen);
 /* The value of key in text into buf (cap bytes, NUL-terminated): its length, -ENOENT when the
  * key is absent, -ENOSPC when buf is too small. */
 NVT_API int nvt_meta_get(const char *text, const char *key, char *buf, size_t cap);

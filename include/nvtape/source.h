@@ -56,6 +56,11 @@ struct nvt_source_ops {
 	 * duration itself (a paced source), or -errno with err set when the source failed */
 	int (*run)(struct nvt_recorder *r, const struct nvt_source_args *a,
 		   struct nvt_source_report *rep, struct nvt_err *err);
+	/* optional: what the source knows of its stream before it runs (a device's clock,
+	 * design version...), as metadata lines: meta with the source's keys set
+	 * (nvt_meta_set(), nvtape/meta.h), malloc'ed; NULL when it has nothing to add (a
+	 * device it cannot open now is reported by run()). Keys the caller gave win. */
+	char *(*describe)(const struct nvt_source_args *a, const char *meta);
 };
 
 /* Add a source to the registry (ops must stay valid). -EEXIST for a taken name, -ENOSPC when

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "nvtape/counter.h"
 #include "nvtape/engines.h"
+#include "nvtape/meta.h"
 #include "nvtape/sink.h"
 #include "nvtape/source.h"
 #include "nvtape/report.h"
@@ -628,19 +629,18 @@ int cli_report(const char *path, const struct nvt_report *rep, bool quiet)
 static void each_meta(const char *meta, void (*fn)(void *arg, const char *key, const char *value),
 		      void *arg)
 {
-	for (const char *p = meta; p && *p;) {
-		const char *nl = strchr(p, '\n'), *eq = strchr(p, '=');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		if (eq && (size_t)(eq - p) < len && eq - p <= 64) {
-			char key[65], value[NVT_META_MAX + 1];
-			size_t vn = len - (size_t)(eq - p) - 1;
-			memcpy(key, p, (size_t)(eq - p));
-			key[eq - p] = 0;
-			memcpy(value, eq + 1, vn);
-			value[vn] = 0;
-			fn(arg, key, value);
-		}
-		p = nl ? nl + 1 : p + len;
+	const char *pos = meta, *k, *v;
+	size_t kn, vn;
+
+	while (nvt_meta_next(&pos, &k, &kn, &v, &vn)) {
+		char key[65], value[NVT_META_MAX + 1];
+		if (kn >= sizeof(key) || vn >= sizeof(value))
+			continue; /* not a line nvt_meta_check() lets in */
+		memcpy(key, k, kn);
+		key[kn] = 0;
+		memcpy(value, v, vn);
+		value[vn] = 0;
+		fn(arg, key, value);
 	}
 }
 

@@ -19,7 +19,8 @@ start_rec() {
 	rm -f "$T/r.out" "$T/r.err"
 	"${WRAP[@]+"${WRAP[@]}"}" "$NVT" record --source shm:"$S" "$@" >"$T/r.out" 2>"$T/r.err" &
 	rp=$!
-	for i in $(seq 300); do [ -S "$S" ] && return 0; sleep 0.05; done
+	# its note comes once it listens (a socket file alone may be one left over)
+	for i in $(seq 300); do grep -qs "waiting for a producer" "$T/r.err" && return 0; sleep 0.05; done
 	cat "$T/r.err"
 	fail "nvtape did not listen on $S"
 }
@@ -140,3 +141,21 @@ if [ "$(id -u)" = 0 ] && [ -d /sys/fs/cgroup/blkio ]; then
 else
 	echo "skip: throttled drive (needs root and the blkio cgroup)"
 fi
+
+# 8. the pure-Python producer (python/nvtape_producer.py): the same beats written in place, 3
+# drops at their positions; a producer that publishes a position past its limit stops the
+# recording with a protocol error (exit 1), what came before kept
+PY="env PYTHONPATH=$(dirname "$0")/../../python python3 $(dirname "$0")/shm_producer.py"
+start_rec -q --chunk 1M --chunks 4 "$T/py.nvt"
+$PY "$S" 8388608 2097152 >"$T/p.out" || fail "python producer"
+end_rec 2
+[ "$(field bytes)" = 8388608 ] && [ "$(field drops)" = $((3 * 4096 * 16)) ] && [ "$(field drop_events)" = 3 ] ||
+	fail "python: bytes $(field bytes) drops $(field drops) events $(field drop_events)"
+expect_rc 2 "$NVT" verify --check counter:u64le@0/16 "$T/py.nvt"
+[ "$(field gaps)" = 3 ] && [ "$(field drops_match)" = 1 ] && [ "$(field corrupt)" = 0 ] ||
+	fail "python: verify gaps $(field gaps) drops_match $(field drops_match)"
+start_rec -q --chunk 1M --chunks 4 "$T/bad.nvt"
+$PY "$S" --bad >/dev/null || fail "python bad producer"
+end_rec 1
+grep -q "a producer that does not follow include/nvtape/producer.h" "$T/r.err" || { cat "$T/r.err"; fail "no protocol error"; }
+ok "a Python producer: 8 MiB in place with 3 drops at their gaps; a position past the limit: exit 1, protocol error"

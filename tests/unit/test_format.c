@@ -18,6 +18,7 @@
 #include "util/sha512.h"
 #include "nvtape/layout.h"
 #include "nvtape/pattern.h"
+#include "nvtape/meta.h"
 #include "nvtape/recover.h"
 
 static void sample(struct nvt_recording *r)
@@ -650,6 +651,40 @@ static void test_recover_across_drops(void **state)
 	assert_int_equal(r.drop_count, 7);
 }
 
+/* Metadata lines: the one walk every reader uses, and get/set on top of it. */
+static void test_meta_lines(void **state)
+{
+	const char *text = "core:sample_rate=2400000\nno equals sign\n\nempty=\nlast=x=y";
+	const char *pos = text, *k, *v;
+	size_t kn, vn;
+	char buf[32];
+	(void)state;
+
+	assert_int_equal(nvt_meta_next(&pos, &k, &kn, &v, &vn), 1);
+	assert_true(kn == 16 && !memcmp(k, "core:sample_rate", kn) && vn == 7 &&
+		    !memcmp(v, "2400000", vn));
+	assert_int_equal(nvt_meta_next(&pos, &k, &kn, &v, &vn), 1); /* the line without '=' and
+								     * the empty one skipped */
+	assert_true(kn == 5 && !memcmp(k, "empty", kn) && vn == 0);
+	assert_int_equal(nvt_meta_next(&pos, &k, &kn, &v, &vn), 1);
+	assert_true(kn == 4 && !memcmp(k, "last", kn) && vn == 3 && !memcmp(v, "x=y", vn));
+	assert_int_equal(nvt_meta_next(&pos, &k, &kn, &v, &vn), 0);
+	assert_int_equal(nvt_meta_next(&pos, &k, &kn, &v, &vn), 0);
+	pos = "";
+	assert_int_equal(nvt_meta_next(&pos, &k, &kn, &v, &vn), 0);
+
+	assert_int_equal(nvt_meta_get(text, "last", buf, sizeof(buf)), 3);
+	assert_string_equal(buf, "x=y");
+	assert_int_equal(nvt_meta_get(text, "core", buf, sizeof(buf)), -ENOENT); /* a prefix */
+	assert_int_equal(nvt_meta_get(text, "core:sample_rate", buf, 4), -ENOSPC);
+	char *m = nvt_meta_set("a=1\nb=2", "a", "3");
+	assert_non_null(m);
+	assert_int_equal(nvt_meta_get(m, "a", buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "3");
+	assert_int_equal(nvt_meta_get(m, "b", buf, sizeof(buf)), 1);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -670,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_recover_across_drops),
 		cmocka_unit_test(test_recover_by_checksums),
 		cmocka_unit_test(test_sums_bounded_and_checked),
+		cmocka_unit_test(test_meta_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -227,27 +227,23 @@ static void capture(FILE *f, const struct sigmf *m, const struct nvt_index *ix, 
 /* Non-core keys go in the nvtape extension's nvtape:meta object. */
 static void other_keys(FILE *f, const char *meta)
 {
+	const char *pos = meta, *k, *val;
+	size_t kn, vn;
 	bool any = false;
 
-	for (const char *p = meta; p && *p;) {
-		const char *nl = strchr(p, '\n'), *eq = strchr(p, '=');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		if (eq && (size_t)(eq - p) < len && strncmp(p, "core:", 5)) {
-			char key[65], v[NVT_META_MAX + 1];
-			size_t kn = (size_t)(eq - p), vn = len - kn - 1;
-			if (kn < sizeof(key)) {
-				memcpy(key, p, kn);
-				key[kn] = 0;
-				memcpy(v, eq + 1, vn);
-				v[vn] = 0;
-				fprintf(f, "%s\n      ", any ? "," : ",\n    \"nvtape:meta\": {");
-				jstr(f, key);
-				fputs(": ", f);
-				jstr(f, v);
-				any = true;
-			}
-		}
-		p = nl ? nl + 1 : p + len;
+	while (nvt_meta_next(&pos, &k, &kn, &val, &vn)) {
+		char key[65], v[NVT_META_MAX + 1];
+		if ((kn >= 5 && !strncmp(k, "core:", 5)) || kn >= sizeof(key) || vn >= sizeof(v))
+			continue;
+		memcpy(key, k, kn);
+		key[kn] = 0;
+		memcpy(v, val, vn);
+		v[vn] = 0;
+		fprintf(f, "%s\n      ", any ? "," : ",\n    \"nvtape:meta\": {");
+		jstr(f, key);
+		fputs(": ", f);
+		jstr(f, v);
+		any = true;
 	}
 	if (any)
 		fputs("\n    }", f);

@@ -91,19 +91,36 @@ int nvt_meta_check(const char *text, struct nvt_err *err)
 	return 0;
 }
 
+int nvt_meta_next(const char **pos, const char **key, size_t *klen, const char **value,
+		  size_t *vlen)
+{
+	for (const char *p = *pos; p && *p;) {
+		const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		*pos = nl ? nl + 1 : end;
+		if (eq) {
+			*key = p;
+			*klen = (size_t)(eq - p);
+			*value = eq + 1;
+			*vlen = (size_t)(end - eq - 1);
+			return 1;
+		}
+		p = *pos;
+	}
+	return 0;
+}
+
 /* The line of key in text: its start and the start of its value; NULL when absent. */
 static const char *find(const char *text, const char *key, const char **value)
 {
-	size_t k = strlen(key);
+	const char *pos = text, *k, *v;
+	size_t kn = strlen(key), klen, vlen;
 
-	for (const char *p = text; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		if (!strncmp(p, key, k) && p[k] == '=') {
-			*value = p + k + 1;
-			return p;
+	while (nvt_meta_next(&pos, &k, &klen, &v, &vlen))
+		if (klen == kn && !memcmp(k, key, kn)) {
+			*value = v;
+			return k;
 		}
-		p = nl ? nl + 1 : NULL;
-	}
 	return NULL;
 }
 

@@ -149,6 +149,14 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		if (meta)
 			ro.meta = meta;
 	}
+	if (s.ops->describe) {
+		char *m = s.ops->describe(&s.args, ro.meta ? ro.meta : "");
+		if (m) {
+			free(meta);
+			meta = m;
+			ro.meta = meta;
+		}
+	}
 	rc = nvt_recorder_open(&ro, &s.rec, &res->err);
 	free(meta); /* the recorder keeps its own copy */
 	if (rc)

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -24,6 +25,7 @@
 #include "control/recorder_ring.h"
 #include "stream/fdrec_uapi.h"
 #include "nvtape/format.h"
+#include "nvtape/meta.h"
 #include "nvtape/recorder.h"
 #include "nvtape/source.h"
 #include "util/sysutil.h"
@@ -263,6 +265,58 @@ static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct n
 	return rc;
 }
 
+/* key=value in meta unless the caller set key; meta freed when replaced */
+static char *meta_add(char *meta, const char *key, const char *value)
+{
+	char v[2];
+	char *m;
+
+	if (!meta || nvt_meta_get(meta, key, v, sizeof(v)) != -ENOENT)
+		return meta;
+	m = nvt_meta_set(meta, key, value);
+	free(meta);
+	return m;
+}
+
+/* The device's description for the recording's metadata: its source clock, FIFO depth,
+ * interface and design versions (sysfs "version", the design's VERSION register). */
+static char *fdrec_describe(const struct nvt_source_args *a, const char *meta)
+{
+	const char *path = *a->arg ? a->arg : FDREC_DEFAULT_DEV;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	struct fdrec_info info;
+	char v[64], sys[160];
+	char *m;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL; /* run() says why */
+	if (ioctl(fd, FDREC_GET_INFO, &info)) {
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	m = strdup(meta);
+	m = meta_add(m, "fdrec:device", path);
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)info.src_clk_hz);
+	m = meta_add(m, "fdrec:src_clk_hz", v);
+	snprintf(v, sizeof(v), "%u", info.fifo_depth);
+	m = meta_add(m, "fdrec:fifo_depth_beats", v);
+	snprintf(v, sizeof(v), "%u", info.api_version);
+	m = meta_add(m, "fdrec:api_version", v);
+	snprintf(sys, sizeof(sys), "/sys/class/misc/%s/version", base);
+	FILE *f = fopen(sys, "re");
+	if (f) {
+		if (fgets(v, sizeof(v), f)) {
+			v[strcspn(v, "\r\n")] = 0;
+			if (*v)
+				m = meta_add(m, "fdrec:design_version", v);
+		}
+		fclose(f);
+	}
+	return m;
+}
+
 static int fdrec_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		     struct nvt_source_report *rep, struct nvt_err *err)
 {
@@ -316,4 +370,5 @@ const struct nvt_source_ops nvt_source_fdrec = {
 	.unit_bytes = FDREC_BEAT_BYTES,
 	.caps = NVT_SOURCE_NEVER_STALLS | NVT_SOURCE_PACED | NVT_SOURCE_PATTERN,
 	.run = fdrec_run,
+	.describe = fdrec_describe,
 };

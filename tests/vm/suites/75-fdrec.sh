@@ -55,6 +55,26 @@ fdrec_clean() { # fdrec_clean RATE_BYTES
 }
 check fdrec-clean-2MB fdrec_clean 2000000
 check fdrec-clean-5MB fdrec_clean 5000000
+# a stripe of both drives through the file engine, then the nvme engine (passthrough) on two:
+# the driver's buffers are the ring's chunks either way; the recording's metadata says what the
+# device is (its source clock, FIFO depth, design version)
+fdrec_stripe_nvme() {
+	for eng in file nvme; do
+		nvtape record -q --force --engine $eng --source fdrec --rate 5MB --duration 2 --chunk 1M \
+			$D0 $D1 >/tmp/r.out || { cat /tmp/r.out; return 1; }
+		b=$(field bytes </tmp/r.out)
+		nvtape verify -q --engine $eng $D0 $D1 >/tmp/v.out || { cat /tmp/v.out; return 1; }
+		echo "NVT-INFO fdrec-stripe ($eng engine): $b bytes over 2 drives, verify: $(field beats </tmp/v.out) beats, $(field gaps </tmp/v.out) gaps"
+		[ "$b" = 10000000 ] && [ "$(field beats </tmp/v.out)" = 625000 ] && [ "$(field gaps </tmp/v.out)" = 0 ] || return 1
+	done
+	nvtape info --json $D0 $D1 >/tmp/i.json || return 1
+	echo "NVT-INFO fdrec-meta: $(grep -o '"fdrec:[a-z_]*":"[^"]*"' /tmp/i.json | tr '\n' ' ')"
+	grep -q "\"fdrec:src_clk_hz\":\"$(cat $SYS/src_clk_hz)\"" /tmp/i.json &&
+		grep -q "\"fdrec:design_version\":\"$(cat $SYS/version)\"" /tmp/i.json &&
+		grep -q '"fdrec:fifo_depth_beats":"65536"' /tmp/i.json &&
+		grep -q '"fdrec:device":"/dev/fdrec0"' /tmp/i.json
+}
+check fdrec-stripe-and-nvme fdrec_stripe_nvme
 # bench/fdrec's ceiling, a loop that only waits and releases: it receives what the device
 # generates (rate x time, no drops)
 fdrec_ceiling_loop() {
