@@ -45,7 +45,9 @@ expect record --engine n -- null nvme
 # shellcheck disable=SC2046
 expect record --engine "" -- $("$nvtape" list engines)
 expect record --engine = n -- null nvme
-expect record --source "" -- tpg stdin dev
+# shellcheck disable=SC2046
+expect record --source "" -- $("$nvtape" list sources)
+expect record --source s -- stdin shm
 expect record --dr -- --drops-from
 expect record --drops-from "" --
 expect play --sink c -- checker

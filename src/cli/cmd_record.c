@@ -63,13 +63,18 @@ static const char record_help[] =
 	"  -q, --quiet          no banner and no live stats\n" CLI_LAYOUT_HELP "  -h, --help\n\n";
 
 static const char record_help_tail[] =
-	"A source that cannot be stalled (tpg at a --rate, dev) drops beats or bytes when the\n"
-	"storage falls behind: they are counted, their positions indexed, and the exit code is\n"
+	"A source that cannot be stalled (tpg at a --rate, dev, fdrec) drops beats or bytes when\n"
+	"the storage falls behind: they are counted, their positions indexed, and the exit code is\n"
 	"2; so are the losses a --drops-from counter reports. dev:PATH must be a character\n"
 	"device or FIFO (a regular file or directory is a usage error, 64: record a file with\n"
 	"--source stdin <FILE); a missing device, a counter file that does not hold a number\n"
 	"or a counter that goes back is a runtime error, 1. The device's end of input (a FIFO's\n"
-	"writer closing) ends the recording.\n\n" EXIT_CODES_HELP;
+	"writer closing) ends the recording. shm:NAME listens on "
+	"$XDG_RUNTIME_DIR/nvtape-NAME.sock\n"
+	"(or the path NAME holding a /) for one producer (docs/shm.md): its close ends the\n"
+	"recording; a producer that dies ends it with what it committed, exit 1; a name another\n"
+	"recording listens on is refused, exit 1; --timeout also bounds the wait for "
+	"it.\n\n" EXIT_CODES_HELP;
 
 /* The help, with the sources and engines the library has registered. */
 static void record_usage(FILE *f)
