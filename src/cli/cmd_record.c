@@ -64,8 +64,9 @@ static const char record_help[] =
 
 static const char record_help_tail[] =
 	"A source that cannot be stalled (tpg at a --rate, dev, fdrec) drops beats or bytes when\n"
-	"the storage falls behind: they are counted, their positions indexed, and the exit code is\n"
-	"2; so are the losses a --drops-from counter reports. dev:PATH must be a character\n"
+	"the storage falls behind: they are counted, their positions indexed, and the exit\n"
+	"code is 2; so are the losses a --drops-from counter reports. dev:PATH must be a "
+	"character\n"
 	"device or FIFO (a regular file or directory is a usage error, 64: record a file with\n"
 	"--source stdin <FILE); a missing device, a counter file that does not hold a number\n"
 	"or a counter that goes back is a runtime error, 1. The device's end of input (a FIFO's\n"

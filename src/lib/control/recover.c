@@ -279,7 +279,8 @@ static void load_checkpoint_index(const struct nvt_recover_opts *o, const struct
 	if (rec->format != NVT_FMT_NVTAPE || !rec->index_bytes)
 		return;
 	if (nvt_recording_read_index_all(L, rec, ix, &ierr) == 0) {
-		if (!nvt_source_kind_is_pattern(rec->source_kind)) { /* the pattern's gaps are found anew */
+		/* the pattern's gaps are found anew */
+		if (!nvt_source_kind_is_pattern(rec->source_kind)) {
 			s->ev = ix->ev;
 			s->nev = s->cap = ix->nev;
 			ix->ev = NULL;
