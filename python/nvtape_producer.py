@@ -38,6 +38,7 @@ MAGIC = 0x314D48535456564E
 VERSION = 1
 DROPS = 128
 HELLO = b"nvtape-shm 1"
+ATTACH = b"nvtape-producer 1\0"
 RUN, STOP = 0, 1
 CLOSED = 1
 # byte offsets in struct nvt_shm_ctl (include/nvtape/producer.h, 4096 bytes)
@@ -70,6 +71,10 @@ class Producer:
         self._fds = []
         try:
             self.sock.connect(address(name))
+            try:
+                self.sock.send(ATTACH)
+            except BrokenPipeError:
+                pass  # refused before it was read: the answer says why
             msg, fds, _flags, _addr = socket.recv_fds(self.sock, 64, 4)
             self._fds = fds
             msg = msg.rstrip(b"\0")

@@ -68,9 +68,9 @@
 #define NVT_SHM_MAGIC   0x314d48535456564eull /* "NVVTSHM1" little-endian */
 #define NVT_SHM_VERSION 1u
 #define NVT_SHM_DROPS   128u /* entries of the drop log */
-#define NVT_SHM_HELLO                                                                              \
-	"nvtape-shm 1" /* with 4 descriptors: control page, ring, the                              \
-			* producer's eventfd, nvtape's eventfd */
+/* nvtape's answer, with 4 descriptors: control page, ring, the producer's eventfd, nvtape's */
+#define NVT_SHM_HELLO  "nvtape-shm 1"
+#define NVT_SHM_ATTACH "nvtape-producer 1" /* the producer's first message */
 
 /* nvt_shm_ctl.state (nvtape) */
 #define NVT_SHM_RUN  0u /* recording */
@@ -196,6 +196,9 @@ static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 		rc = -errno;
 		goto fail;
 	}
+	/* a refusal may come (and the connection close) before this is read: the answer says */
+	n = send(p->sock, NVT_SHM_ATTACH, sizeof(NVT_SHM_ATTACH), MSG_NOSIGNAL);
+	(void)n;
 	memset(hello, 0, sizeof(hello));
 	memset(&m, 0, sizeof(m));
 	m.msg_iov = &iov;

@@ -110,6 +110,12 @@ python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPA
 start_rec -q --chunk 1M --chunks 8 "$T/n.nvt"
 expect_rc 1 "$NVT" record -q --source shm:"$S" --chunk 1M --chunks 8 "$T/n2.nvt"
 grep -q "another recording listens on this name" "$T/err" || fail "taken name: $(cat "$T/err")"
+# connections that do not say they are a producer (that probe, this one) take no one's place
+python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(sys.argv[1]); s.close()" "$S"
+"$P" "$S" 1048576 >/dev/null || fail "the producer after the probes"
+end_rec 0
+[ "$(field bytes)" = 1048576 ] || fail "after probes: $(field bytes) bytes"
+start_rec -q --chunk 1M --chunks 8 "$T/n1.nvt"
 kill -INT $rp
 end_rec 0
 [ "$(field bytes)" = 0 ] || fail "no producer: $(field bytes) bytes"
@@ -119,7 +125,7 @@ expect_rc 1 "$NVT" record -q --source shm:"$S" "$T/n3.nvt"
 grep -q "exists and is not a socket" "$T/err" || fail "not a socket: $(cat "$T/err")"
 rm -f "$S"
 expect_rc 64 "$NVT" record -q --source shm: "$T/n4.nvt"
-ok "a stale socket is replaced, a taken name and a plain file are refused (exit 1), shm: alone is usage (64)"
+ok "a stale socket is replaced, a taken name and a plain file are refused (exit 1), probes are not producers, shm: alone is usage (64)"
 
 # 7. root: a paced producer into a drive throttled to a third of its rate never waits: what
 # finds the ring full is dropped, counted and indexed; recorded + dropped = produced

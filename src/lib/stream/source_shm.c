@@ -141,6 +141,19 @@ static void refuse(int fd, const char *why)
 	close(fd);
 }
 
+/* The connection's first message is the producer's NVT_SHM_ATTACH, within timeout_ms. */
+static bool said_attach(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char msg[sizeof(NVT_SHM_ATTACH) + 8];
+	ssize_t n;
+
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return false;
+	n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
+	return n == (ssize_t)sizeof(NVT_SHM_ATTACH) && !memcmp(msg, NVT_SHM_ATTACH, (size_t)n);
+}
+
 /* Take one connection: the recording's owner (or root) gets the descriptors. 1 attached, 0
  * nothing to take, -errno. */
 static int take_producer(struct shmsrc *s, struct nvt_err *err)
@@ -160,6 +173,14 @@ static int take_producer(struct shmsrc *s, struct nvt_err *err)
 
 	if (fd < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : sys_err(err, errno, "accept", s);
+	/* a producer says so first; anything else (another nvtape probing whether this name is
+	 * taken, a stray client) is let go without taking its place. Its message read, a refusal
+	 * reaches it (closing on an unread message would reset the connection instead). */
+	/* while a producer is attached, following it comes first: 50 ms for the message */
+	if (!said_attach(fd, s->sock >= 0 ? 50 : 1000)) {
+		close(fd);
+		return 0;
+	}
 	if (s->sock >= 0) {
 		refuse(fd, "busy");
 		return 0;
