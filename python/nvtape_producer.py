@@ -20,9 +20,10 @@ nowait=True it returns None when the ring is full (count the loss with drop()). 
 by acquire() must not be kept past commit(). One producer thread.
 
 Memory order: nvtape must see the data before the position that covers it. x86 keeps stores in
-order; elsewhere (aarch64, arm, riscv64) each commit issues a full barrier through the kernel: a
+order; elsewhere (aarch64, riscv64) each commit issues a full barrier through the kernel: a
 FUTEX_WAKE (Linux's futex_wake() always passes an smp_mb(), in futex_hb_waiters_pending())
-on a word of the control page.
+on a word of the control page. The sleep handshake (store a flag, then read the other side's
+state) takes that barrier on x86 too. 64-bit machines only: the fields are 64-bit.
 """
 
 import ctypes
@@ -47,8 +48,8 @@ _LIMIT, _STATE, _CONS_SLEEP = 64, 72, 76
 _POS, _DROPPED, _ENDED, _PROD_SLEEP = 128, 136, 144, 148
 _DROP_HEAD, _DROP_TAIL, _DROPS_AT = 192, 256, 320
 _FENCE_WORD = 4092  # in the last padding: the futex word of the barrier
-_SYS_FUTEX = {"aarch64": 98, "arm64": 98, "riscv64": 98, "armv7l": 240, "armv6l": 240}
-_TSO = ("x86_64", "amd64", "i386", "i686")
+_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98, "riscv64": 98}
+_TSO = ("x86_64", "amd64")
 
 
 class Stopped(Exception):
@@ -105,25 +106,27 @@ class Producer:
         self.pos = self._q[_POS // 8]
         self._room = 0
         self._pending_pos = self._pending = 0
-        self._fence = self._make_fence()
+        self._full = 0
+        self._fence, self._full_fence = self._make_fences()
 
     # -- memory order ---------------------------------------------------------------------
-    def _make_fence(self):
+    def _make_fences(self):
+        """(publish, full): publish orders earlier stores before a later one (nothing to do
+        on x86); full also orders a store before a later load (the sleep handshake)."""
         m = platform.machine().lower()
-        if m in _TSO:
-            return lambda: None
         nr = _SYS_FUTEX.get(m)
-        if nr is None:
-            raise OSError(errno.ENOSYS, "nvtape_producer: no memory barrier known for %s" % m)
+        if nr is None:  # 32-bit machines cannot store the 64-bit fields in one piece
+            raise OSError(errno.ENOSYS, "nvtape_producer: not for %s (64-bit x86, arm, riscv)" % m)
         libc = ctypes.CDLL(None, use_errno=True)
         word = ctypes.c_uint32.from_buffer(self.ctl, _FENCE_WORD)
         addr = ctypes.addressof(word)
         self._fence_word = word  # keeps the buffer export alive with the mapping
-        return lambda: libc.syscall(ctypes.c_long(nr), ctypes.c_void_p(addr), 1, 1, None, None, 0)
+        full = lambda: libc.syscall(ctypes.c_long(nr), ctypes.c_void_p(addr), 1, 1, None, None, 0)
+        return (lambda: None) if m in _TSO else full, full
 
     def _signal(self, sleep_off):
         # the state was stored before; a sleeper stores its flag, then reads the state
-        self._fence()
+        self._full_fence()
         if self._i[sleep_off // 4]:
             os.eventfd_write(self._wake_nvtape, 1)
 
@@ -148,9 +151,12 @@ class Producer:
                     at = self.pos % self.ring_bytes
                     return self._view[at:at + left]
             if nowait:
+                self._full += 1  # now and then: did nvtape go away?
+                if self._full % 64 == 0 and select.select([self.sock], [], [], 0)[0]:
+                    raise Stopped("nvtape closed the connection")
                 return None
             self._i[_PROD_SLEEP // 4] = 1
-            self._fence()
+            self._full_fence()
             if self._q[_LIMIT // 8] == limit and not self.stopping:
                 r, _, _ = select.select([self._wake_me, self.sock], [], [], 0.1)
                 if self.sock in r:
@@ -225,6 +231,7 @@ class Producer:
             if not self._pending:
                 break
             select.select([], [], [], 0.01)
+        self._fence()  # the last position before the end
         self._i[_ENDED // 4] = CLOSED
         self._signal(_CONS_SLEEP)
         self._release()

@@ -165,11 +165,12 @@ struct nvt_producer {
 	uint64_t pos;                        /* bytes committed (a copy of ctl->pos) */
 	uint64_t room;                       /* bytes acquired and not committed */
 	uint64_t pending_pos, pending_units; /* a drop waiting for room in the log */
+	uint64_t full;                       /* NOWAIT acquires that found no room */
 };
 
 /* Connect to the nvtape listening on name (nvt_shm_address) and map its ring. 0 or -errno
- * (-ENOENT: nobody listens there; -EBUSY: another producer is attached; -EPROTO: not an nvtape
- * of this version). */
+ * (-ENOENT: nobody listens there; -EBUSY: another producer is attached; -EACCES: nvtape runs
+ * as another user; -EPROTO: not an nvtape of this version). */
 static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 {
 	struct sockaddr_un a;
@@ -210,17 +211,24 @@ static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 		rc = n < 0 ? -errno : -EPROTO;
 		goto fail;
 	}
-	if (!strcmp(hello, "busy")) {
-		rc = -EBUSY;
+	c = CMSG_FIRSTHDR(&m);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+		/* whatever came is ours to close, whatever the message says */
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int got[4];
+		memcpy(got, CMSG_DATA(c), (k < 4 ? k : 4) * sizeof(int));
+		for (size_t i = 0; i < k && i < 4; i++)
+			fds[i] = got[i];
+	}
+	if (!strcmp(hello, "busy") || !strcmp(hello, "refused")) {
+		rc = hello[0] == 'b' ? -EBUSY : -EACCES;
 		goto fail;
 	}
-	c = CMSG_FIRSTHDR(&m);
-	if (strcmp(hello, NVT_SHM_HELLO) || !c || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(4 * sizeof(int))) {
+	if (strcmp(hello, NVT_SHM_HELLO) || !c || c->cmsg_len != CMSG_LEN(4 * sizeof(int))) {
 		rc = -EPROTO;
 		goto fail;
 	}
-	memcpy(fds, CMSG_DATA(c), sizeof(fds));
 	p->ctl = (struct nvt_shm_ctl *)mmap(NULL, sizeof(*p->ctl), PROT_READ | PROT_WRITE,
 					    MAP_SHARED, fds[0], 0);
 	if (p->ctl == MAP_FAILED) {
@@ -289,7 +297,7 @@ static inline void nvt_producer_flush_drop(struct nvt_producer *p)
 /* Room in the current chunk: *room bytes (whole units) at the returned address. Without
  * NVT_PRODUCER_NOWAIT it waits for nvtape to free a chunk. NULL with errno EAGAIN (NOWAIT, the
  * ring is full: count what you lose with drop()), ECANCELED (nvtape is stopping) or EPIPE
- * (nvtape went away). */
+ * (nvtape went away; NOWAIT finds out within 64 calls). */
 static inline void *nvt_producer_acquire(struct nvt_producer *p, size_t *room, unsigned flags)
 {
 	struct nvt_shm_ctl *c = p->ctl;
@@ -314,6 +322,13 @@ static inline void *nvt_producer_acquire(struct nvt_producer *p, size_t *room, u
 			}
 		}
 		if (flags & NVT_PRODUCER_NOWAIT) {
+			/* a producer that never waits still learns, now and then, that nvtape
+			 * went away (killed, or ended on an error) */
+			struct pollfd w = {p->sock, POLLIN, 0};
+			if (++p->full % 64 == 0 && poll(&w, 1, 0) > 0) {
+				errno = EPIPE;
+				return NULL;
+			}
 			errno = EAGAIN;
 			return NULL;
 		}

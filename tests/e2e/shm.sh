@@ -165,3 +165,24 @@ $PY "$S" --bad >/dev/null || fail "python bad producer"
 end_rec 1
 grep -q "a producer that does not follow include/nvtape/producer.h" "$T/r.err" || { cat "$T/r.err"; fail "no protocol error"; }
 ok "a Python producer: 8 MiB in place with 3 drops at their gaps; a position past the limit: exit 1, protocol error"
+
+# 9. a producer that dies holding a drop its log had no room for: the drop still counts (at
+# the end); a producer that never waits learns that nvtape was killed (it does not spin on)
+start_rec -q --chunk 1M --chunks 4 "$T/dd.nvt"
+$PY "$S" --die-with-drop >/dev/null
+[ $? = 3 ] || fail "python producer did not die as asked"
+end_rec 1
+[ "$(field bytes)" = 1048576 ] && [ "$(field drops)" = 12345 ] ||
+	fail "dead producer's held drop: bytes $(field bytes) drops $(field drops)"
+start_rec -q --chunk 1M --chunks 2 "$T/kk.nvt"
+timeout 20 "$P" -r 100 "$S" 10000000000 >"$T/p.out" &
+pp=$!
+sleep 0.5
+kill -STOP $rp # the ring fills: the paced producer finds no room and drops
+sleep 0.3
+kill -9 $rp
+wait $rp 2>/dev/null
+wait $pp
+prc=$?
+[ $prc != 124 ] || fail "the producer did not notice that nvtape was killed"
+ok "a held drop of a dead producer counts; a NOWAIT producer notices a killed nvtape (exit $prc)"

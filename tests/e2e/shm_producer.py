@@ -2,7 +2,8 @@
 """The shm e2e test's Python producer (python/nvtape_producer.py): {seq, ~seq} beats written in
 place through acquire/commit, SKIP beats dropped every DROP_EVERY bytes of data.
 Usage: shm_producer.py NAME BYTES [DROP_EVERY] | NAME --bad (publishes a position past its
-limit, as a broken producer would). Prints RESULT bytes= dropped_bytes=."""
+limit, as a broken producer would) | NAME --die-with-drop (dies holding a drop the log had no
+room for). Prints RESULT bytes= dropped_bytes=."""
 import array
 import sys
 
@@ -14,6 +15,13 @@ SKIP = 4096
 def main():
     name = sys.argv[1]
     with nvtape_producer.Producer(name) as p:
+        if sys.argv[2] == "--die-with-drop":
+            # 1 MiB of data, then a loss that found the log full (held back), then death
+            p.write(bytes(1 << 20))
+            p._pending_pos, p._pending = p.pos, 12345
+            p._q[nvtape_producer._DROPPED // 8] += 12345
+            import os
+            os._exit(3)
         if sys.argv[2] == "--bad":
             p._q[nvtape_producer._POS // 8] = p._q[nvtape_producer._LIMIT // 8] + 4096
             p._signal(nvtape_producer._CONS_SLEEP)

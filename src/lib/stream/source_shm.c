@@ -44,6 +44,10 @@ struct shmsrc {
 	int wake_prod, wake_me; /* eventfds: we write the first, the producer the second */
 	uint64_t cons;          /* bytes committed to the recorder */
 	uint64_t ring_bytes;
+	/* nvtape's own fields of the page, kept here: the producer can write the page */
+	uint64_t limit, tail;
+	bool stopping;
+	uint64_t logged; /* units taken from the drop log */
 	pid_t pid;
 	bool bound;
 };
@@ -171,8 +175,9 @@ static int take_producer(struct shmsrc *s, struct nvt_err *err)
 	struct cmsghdr *c;
 	int fd = accept4(s->lsock, NULL, NULL, SOCK_CLOEXEC);
 
+	(void)err;
 	if (fd < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : sys_err(err, errno, "accept", s);
+		return 0; /* gone again, or out of descriptors: the recording goes on */
 	/* a producer says so first; anything else (another nvtape probing whether this name is
 	 * taken, a stray client) is let go without taking its place. Its message read, a refusal
 	 * reaches it (closing on an unread message would reset the connection instead). */
@@ -215,8 +220,9 @@ static void move_limit(struct shmsrc *s)
 
 	if (s->v.limit_bytes && limit > s->v.limit_bytes)
 		limit = s->v.limit_bytes;
-	if (limit == atomic_load_explicit(&s->ctl->limit, memory_order_relaxed))
+	if (limit == s->limit)
 		return;
+	s->limit = limit;
 	atomic_store_explicit(&s->ctl->limit, limit, memory_order_release);
 	nvt_shm_signal(&s->ctl->prod_sleep, s->wake_prod);
 }
@@ -260,10 +266,10 @@ static int commit_to(struct shmsrc *s, uint64_t to, struct nvt_err *err)
 static int follow(struct shmsrc *s, struct nvt_err *err)
 {
 	struct nvt_shm_ctl *c = s->ctl;
-	uint64_t pos = atomic_load_explicit(&c->pos, memory_order_acquire);
+	/* the log first: every entry in it lies at or before the position read after it */
 	uint64_t head = atomic_load_explicit(&c->drop_head, memory_order_acquire);
-	uint64_t tail = atomic_load_explicit(&c->drop_tail, memory_order_relaxed);
-	uint64_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
+	uint64_t pos = atomic_load_explicit(&c->pos, memory_order_acquire);
+	uint64_t tail = s->tail, limit = s->limit;
 	int rc;
 
 	if (pos < s->cons || pos > limit || head - tail > NVT_SHM_DROPS) {
@@ -284,7 +290,9 @@ static int follow(struct shmsrc *s, struct nvt_err *err)
 		if (rc)
 			return rc;
 		nvt_recorder_drop(s->r, d.units);
-		atomic_store_explicit(&c->drop_tail, tail + 1, memory_order_release);
+		s->logged += d.units;
+		s->tail = tail + 1;
+		atomic_store_explicit(&c->drop_tail, s->tail, memory_order_release);
 	}
 	return commit_to(s, pos, err);
 }
@@ -304,6 +312,29 @@ static void sleep_a_while(struct shmsrc *s, uint64_t pos, uint64_t head)
 	    (w[0].revents & POLLIN))
 		eventfd_read(s->wake_me, &v);
 	atomic_store(&c->cons_sleep, 0);
+}
+
+/* Ask the producer to commit what it holds and close (once). */
+static void tell_stop(struct shmsrc *s)
+{
+	if (s->stopping || !s->ctl)
+		return;
+	s->stopping = true;
+	atomic_store(&s->ctl->state, NVT_SHM_STOP);
+	nvt_shm_signal(&s->ctl->prod_sleep, s->wake_prod);
+}
+
+/* Units the producer counted as dropped but could not log (its log full at its close, or it
+ * died with one waiting): one drop at the end, so that the count stays the producer's. Not
+ * after a stop: what it loses then is not the recording's. */
+static void unlogged_drops(struct shmsrc *s)
+{
+	uint64_t said = atomic_load_explicit(&s->ctl->dropped, memory_order_acquire);
+
+	if (said > s->logged) {
+		nvt_recorder_drop(s->r, said - s->logged);
+		s->logged = said;
+	}
 }
 
 static bool peer_gone(struct shmsrc *s)
@@ -337,11 +368,14 @@ static int shm_loop(struct shmsrc *s, struct nvt_err *err)
 		if (rc)
 			return rc > 0 ? 0 : rc;
 		move_limit(s);
-		if (ended && s->cons == pos && head == atomic_load(&c->drop_tail))
-			return 0; /* the producer closed the stream and all of it is in */
+		if (ended && s->cons == pos && head == s->tail) {
+			/* the producer closed the stream and all of it is in */
+			if (!s->stopping)
+				unlogged_drops(s);
+			return 0;
+		}
 		if (nvt_recorder_stopping(s->r) && !stop_at) {
-			atomic_store(&c->state, NVT_SHM_STOP);
-			nvt_shm_signal(&c->prod_sleep, s->wake_prod);
+			tell_stop(s);
 			stop_at = nvt_mono_ns();
 		}
 		if (stop_at && nvt_mono_ns() - stop_at > SHM_STOP_GRACE_NS)
@@ -352,6 +386,8 @@ static int shm_loop(struct shmsrc *s, struct nvt_err *err)
 				return rc;
 			if (atomic_load(&c->ended) == NVT_SHM_CLOSED)
 				continue;
+			if (!s->stopping)
+				unlogged_drops(s);
 			nvt_err_set(err, EPIPE,
 				    "shm %s: the producer (pid %d) went away without closing the "
 				    "stream: the recording keeps the %llu bytes it committed",
@@ -389,11 +425,8 @@ static int shm_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 				 s.addr.sun_path);
 		rc = shm_loop(&s, err);
 	}
-	if (s.ctl && rc >= 0 && !atomic_load(&s.ctl->state)) {
-		/* tell a producer that is still there that the recording is over */
-		atomic_store(&s.ctl->state, NVT_SHM_STOP);
-		nvt_shm_signal(&s.ctl->prod_sleep, s.wake_prod);
-	}
+	if (s.ctl) /* a producer still there learns that the recording is over, whatever ended it */
+		tell_stop(&s);
 	if (s.bound)
 		unlink(s.addr.sun_path);
 	if (s.ctl)
