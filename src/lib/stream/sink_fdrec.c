@@ -17,13 +17,13 @@
 
 #include "nvtape/format.h"
 #include "nvtape/sink.h"
+#include "stream/fdrec_dev.h"
 #include "stream/fdrec_uapi.h"
 
-#define FDREC_DEFAULT_DEV "/dev/fdrec0"
-#define FDS_NBUFS         8
-#define FDS_BUF_SIZE      (1u << 20)
-#define FDS_WAIT_MS       100
-#define FDS_STALL_MS      10000 /* the device took no buffer for this long: an error */
+#define FDS_NBUFS    8
+#define FDS_BUF_SIZE (1u << 20)
+#define FDS_WAIT_MS  100
+#define FDS_STALL_MS 10000 /* the device took no buffer for this long: an error */
 
 struct fdrec_sink {
 	const char *path;
@@ -104,19 +104,9 @@ static int fds_open(void **state, const struct nvt_sink_args *a, struct nvt_err 
 	s->cur = -1;
 	s->first_seq = a->first_seq;
 	s->mem = MAP_FAILED;
-	s->fd = open(s->path, O_RDWR | O_CLOEXEC);
+	s->fd = nvt_fdrec_open(s->path, err);
 	if (s->fd < 0) {
-		int e = errno;
-		if (e == EBUSY)
-			nvt_err_set(
-				err, e,
-				"fdrec %s is in use: the driver takes one opener at a time; stop "
-				"the other recorder or player first",
-				s->path);
-		else
-			nvt_err_set(err, e, "cannot open fdrec %s: %s (is the driver loaded?)",
-				    s->path, strerror(e));
-		rc = -e;
+		rc = s->fd;
 		goto out;
 	}
 	if (ioctl(s->fd, FDREC_GET_INFO, &info)) {

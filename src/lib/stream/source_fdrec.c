@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "control/recorder_ring.h"
+#include "stream/fdrec_dev.h"
 #include "stream/fdrec_uapi.h"
 #include "nvtape/format.h"
 #include "nvtape/meta.h"
@@ -30,9 +31,8 @@
 #include "nvtape/source.h"
 #include "util/sysutil.h"
 
-#define FDREC_DEFAULT_DEV "/dev/fdrec0"
-#define FDREC_WAIT_MS     5            /* also how soon a released chunk goes back to the driver */
-#define FDREC_STATS_NS    100000000ull /* FIFO level for the live stats, every 100 ms */
+#define FDREC_WAIT_MS  5            /* also how soon a released chunk goes back to the driver */
+#define FDREC_STATS_NS 100000000ull /* FIFO level for the live stats, every 100 ms */
 
 struct fdsrc {
 	struct nvt_recorder *r;
@@ -328,20 +328,9 @@ static int fdrec_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	if (a->rate_bps && a->duration_ns)
 		s.max_beats = (uint64_t)((unsigned __int128)a->rate_bps * a->duration_ns /
 					 1000000000ull / FDREC_BEAT_BYTES);
-	s.fd = open(s.path, O_RDWR | O_CLOEXEC);
-	if (s.fd < 0) {
-		int e = errno;
-		if (e == EBUSY)
-			nvt_err_set(
-				err, e,
-				"fdrec %s is in use: the driver takes one opener at a time; stop "
-				"the other recorder or player first",
-				s.path);
-		else
-			nvt_err_set(err, e, "cannot open fdrec %s: %s (is the driver loaded?)",
-				    s.path, strerror(e));
-		return -e;
-	}
+	s.fd = nvt_fdrec_open(s.path, err);
+	if (s.fd < 0)
+		return s.fd;
 	nvt_recorder_ring_view(r, &s.v);
 	if (s.v.nchunks < 2 || s.v.nchunks > FDREC_MAX_BUFS || s.v.chunk_bytes > (62ull << 20)) {
 		nvt_err_set(
