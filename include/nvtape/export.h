@@ -22,6 +22,11 @@ enum nvt_export_format {
 	NVT_EXPORT_RAW = 0,        /* the bytes, to out (a file) or out_fd */
 	NVT_EXPORT_SIGMF = 1,      /* out.sigmf-data and out.sigmf-meta */
 	NVT_EXPORT_SIGMF_META = 2, /* out.sigmf-meta only, describing the recording in place */
+	/* packet recordings (docs/packets.md): the packets whose blocks start inside a byte
+	 * range, or whose capture times lie inside a time range (relative times count from the
+	 * first packet's), to out or out_fd */
+	NVT_EXPORT_PCAPNG = 3, /* pcapng; a drop event becomes the next packet's epb_dropcount */
+	NVT_EXPORT_PCAP = 4,   /* classic pcap, nanosecond timestamps; one link type only */
 };
 
 /* nvt_export_opts.time: which of from_ns / to_ns are set, and how */
@@ -50,6 +55,9 @@ struct nvt_export_result {
 	uint64_t captures;        /* SigMF: capture segments (1 + drop events inside the range) */
 	uint64_t dropped_samples; /* SigMF: samples missing inside the range */
 	uint64_t sums_good, sums_bad; /* chunks checked on the way out */
+	/* pcapng / pcap: packets written, packets the drop index says were lost among them,
+	 * capture times of the first and last packet written (ns since the epoch) */
+	uint64_t packets, packets_dropped, first_ns, last_ns;
 	char meta_path[4096], data_path[4096];
 	struct nvt_err err;
 };

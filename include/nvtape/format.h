@@ -34,13 +34,22 @@ extern "C" {
 /* header.source_kind */
 enum nvt_source_kind {
 	NVT_SRC_UNKNOWN = 0,
-	NVT_SRC_TPG = 1,   /* test pattern; never stalled: drops counted */
-	NVT_SRC_STDIN = 2, /* pipe / fd; back-pressured: never drops */
-	NVT_SRC_API = 3,   /* a program through the push API (recorder.h) */
-	NVT_SRC_DEV = 4,   /* a character device or FIFO read(); never stalled: drops counted */
-	NVT_SRC_FDREC = 6, /* the FPGA Drive Recorder driver's test pattern: drops counted */
-	NVT_SRC_SHM = 7,   /* a producer process writing into the shared ring: drops counted */
+	NVT_SRC_TPG = 1,    /* test pattern; never stalled: drops counted */
+	NVT_SRC_STDIN = 2,  /* pipe / fd; back-pressured: never drops */
+	NVT_SRC_API = 3,    /* a program through the push API (recorder.h) */
+	NVT_SRC_DEV = 4,    /* a character device or FIFO read(); never stalled: drops counted */
+	NVT_SRC_FDREC = 6,  /* the FPGA Drive Recorder driver's test pattern: drops counted */
+	NVT_SRC_SHM = 7,    /* a producer process writing into the shared ring: drops counted */
+	NVT_SRC_UDP = 8,    /* UDP datagrams as pcapng (docs/packets.md): drops count packets */
+	NVT_SRC_PACKET = 9, /* frames captured on an interface, as pcapng */
+	NVT_SRC_PCAP = 10,  /* a pcap or pcapng file imported, as pcapng */
 };
+
+/* sources whose data is a pcapng stream of packets (docs/packets.md) */
+static inline int nvt_source_kind_is_packets(uint32_t kind)
+{
+	return kind == NVT_SRC_UDP || kind == NVT_SRC_PACKET || kind == NVT_SRC_PCAP;
+}
 
 /* sources whose data is the {seq, ~seq} test pattern: verify and play check every beat */
 static inline int nvt_source_kind_is_pattern(uint32_t kind)

@@ -120,6 +120,10 @@ struct nvt_record_result {
 	/* checkpoint latency, from the data sync issued to the header synced: median, 99th
 	 * percentile (within 12.5 %) and maximum, ns; 0 without checkpoints */
 	uint64_t ckpt_p50_ns, ckpt_p99_ns, ckpt_max_ns;
+	/* packet sources (pcapng data): packets kept, and packets the kernel counted as lost
+	 * (a socket's overflows, a capture ring's drops); with a sequence check the drops in
+	 * the index are the gaps it found, which should equal this */
+	uint64_t packets, kernel_drops;
 };
 
 NVT_API void nvt_record_opts_init(struct nvt_record_opts *o);

@@ -70,6 +70,11 @@ NVT_API int nvt_recorder_drop(struct nvt_recorder *r, uint64_t units);
 NVT_API void nvt_recorder_source_fifo(struct nvt_recorder *r, uint64_t level, uint64_t hwm,
 				      uint64_t depth);
 
+/* A producer that checks its stream itself (a packet source's sequence check): its counts so
+ * far (records checked, gaps, records missing, backward jumps, bad values), shown as the
+ * recording's check stats (nvt_record_stats.check_*). Any thread. */
+NVT_API void nvt_recorder_check_counts(struct nvt_recorder *r, const struct nvt_checker *k);
+
 /* Ask the recording to stop: acquire() returns NULL from now on (but see NVT_ACQUIRE_DRAIN).
  * Async-signal-safe. */
 NVT_API void nvt_recorder_stop(struct nvt_recorder *r);

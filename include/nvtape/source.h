@@ -26,6 +26,10 @@ struct nvt_recorder;
 #define NVT_SOURCE_NEEDS_ARG    (1u << 3) /* named "NAME:ARG" (a path, a port...) */
 #define NVT_SOURCE_DROPS_FROM   (1u << 4) /* reads a loss counter (nvt_record_opts.drops_from) */
 #define NVT_SOURCE_SHARED_RING  (1u << 5) /* needs the ring in shared memory (shared_ring) */
+/* writes packets as a pcapng stream (docs/packets.md): drops count packets; the source keeps
+ * the size and duration limits itself (to end the stream with its statistics block) and
+ * checks the --check counter packet by packet (nvt_source_args.check) */
+#define NVT_SOURCE_PACKETS (1u << 6)
 
 struct nvt_source_args {
 	uint64_t rate_bps;      /* paced sources; 0 = unpaced */
@@ -35,11 +39,16 @@ struct nvt_source_args {
 	const char *arg;        /* text after "NAME:", "" when none */
 	void *ctx;              /* nvt_record_opts.source_ctx */
 	const char *drops_from; /* nvt_record_opts.drops_from: a loss counter file, or NULL */
+	uint64_t size_bytes;    /* NVT_SOURCE_PACKETS: the recording's size limit, 0 = none */
+	const char *check;      /* NVT_SOURCE_PACKETS: nvt_record_opts.check, or NULL */
+	void (*notice)(const char *msg, void *arg); /* one-time notes (nvt_record_opts) */
+	void *notice_arg;
 };
 
 /* What a source reports besides its data (optional: zeros when it has nothing to say). */
 struct nvt_source_report {
 	uint64_t pace_steps, pace_steps_long, pace_max_step_bytes; /* paced sources */
+	uint64_t packets, kernel_drops; /* packet sources: kept, and lost in the kernel */
 };
 
 struct nvt_source_ops {

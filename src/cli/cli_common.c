@@ -198,6 +198,8 @@ int cli_engine(const char *val, bool writer, const char **out)
 
 const char *cli_units(const struct nvt_recording *rec)
 {
+	if (nvt_source_kind_is_packets(rec->source_kind))
+		return "packets";
 	return rec->beat_bytes == 1 ? "bytes" : "beats";
 }
 
@@ -206,6 +208,11 @@ int cli_check(const char *val, const char **out)
 	struct nvt_counter_spec spec;
 	struct nvt_err err = {0};
 
+	/* the packet presets (a packet source checks them; other sources refuse them) */
+	if (!strcmp(val, "vita49") || !strncmp(val, "vdif", 4)) {
+		*out = val;
+		return 0;
+	}
 	if (nvt_counter_parse(val, &spec, &err))
 		return cli_usage_error("--check: %s", err.msg);
 	*out = val;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* nvtape export: a byte or time range of a recording, raw (to a file or stdout) or as SigMF. */
+/* nvtape export: a byte or time range of a recording, raw (to a file or stdout) or as SigMF;
+ * the packets of a packet recording as pcapng or pcap. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +17,10 @@ static const char export_help[] =
 	"Write a range of a recording's data out: raw bytes (to -o FILE, or standard output),\n"
 	"or SigMF (-o BASE: BASE.sigmf-data and BASE.sigmf-meta). Every drop event inside the\n"
 	"range starts a new SigMF capture whose core:global_index jumps by the samples lost.\n"
+	"A packet recording (udp, packet, pcap sources) goes out as pcapng or pcap: the packets\n"
+	"whose blocks start inside the byte range, or whose capture times lie inside the time\n"
+	"range (relative times from the first packet); in pcapng each drop event becomes the\n"
+	"next packet's epb_dropcount.\n"
 	"The chunks read are checked against their checksums (exit 2 when one does not match).\n\n"
 	"  --offset B          the range's first data byte (default 0)\n"
 	"  --length B          its bytes (default: to the end)\n"
@@ -23,11 +28,13 @@ static const char export_help[] =
 	"                      seconds from the first chunk (2.5, 500ms, 3m), or absolute as\n"
 	"                      2026-12-04T10:39:18.25Z or @UNIX-SECONDS; from the first chunk\n"
 	"                      captured at or after --from to the first at or after --to\n"
-	"  --format raw|sigmf|sigmf-meta\n"
+	"  --format raw|sigmf|sigmf-meta|pcapng|pcap\n"
 	"                      raw (default); sigmf: a copy with its metadata; sigmf-meta: only\n"
 	"                      BASE.sigmf-meta, describing the recording file in place\n"
 	"                      (core:dataset, core:header_bytes, core:trailing_bytes: nothing\n"
-	"                      copied; BASE in the recording's directory)\n"
+	"                      copied; BASE in the recording's directory); pcapng, pcap "
+	"(nanosecond\n"
+	"                      timestamps): packet recordings, to -o FILE or standard output\n"
 	"  -o, --output PATH   the raw file, or the SigMF base name\n"
 	"  --json              one JSON object on stdout (not with raw to stdout)\n"
 	"  -q, --quiet         only the RESULT line (on stderr with raw to "
@@ -72,7 +79,7 @@ static int parse_time(const char *opt, const char *val, uint64_t *ns, bool *rela
 
 static void export_json(const struct nvt_export_opts *o, const struct nvt_export_result *r, int rc)
 {
-	static const char *const fmt[] = {"raw", "sigmf", "sigmf-meta"};
+	static const char *const fmt[] = {"raw", "sigmf", "sigmf-meta", "pcapng", "pcap"};
 	struct json j;
 
 	cli_json_begin(&j, stdout, rc, r->err.code ? r->err.msg : NULL);
@@ -86,6 +93,10 @@ static void export_json(const struct nvt_export_opts *o, const struct nvt_export
 		json_uint(&j, "dropped_samples", r->dropped_samples);
 		json_uint(&j, "chunks_good", r->sums_good);
 		json_uint(&j, "chunks_bad", r->sums_bad);
+		json_uint(&j, "packets", r->packets);
+		json_uint(&j, "packets_dropped", r->packets_dropped);
+		json_uint(&j, "first_ns", r->first_ns);
+		json_uint(&j, "last_ns", r->last_ns);
 		json_str(&j, "meta_path", r->meta_path[0] ? r->meta_path : NULL);
 		json_str(&j, "data_path", r->data_path[0] ? r->data_path : NULL);
 	}
@@ -139,8 +150,13 @@ int cmd_export(int argc, char **argv)
 				o.format = NVT_EXPORT_SIGMF;
 			else if (!strcmp(optarg, "sigmf-meta"))
 				o.format = NVT_EXPORT_SIGMF_META;
+			else if (!strcmp(optarg, "pcapng"))
+				o.format = NVT_EXPORT_PCAPNG;
+			else if (!strcmp(optarg, "pcap"))
+				o.format = NVT_EXPORT_PCAP;
 			else
-				return cli_usage_error("--format must be raw, sigmf or sigmf-meta");
+				return cli_usage_error(
+					"--format must be raw, sigmf, sigmf-meta, pcapng or pcap");
 			break;
 		case 'o':
 			if (!*optarg)
@@ -170,10 +186,12 @@ int cmd_export(int argc, char **argv)
 	if (bytes_given && o.time)
 		return cli_usage_error("give a byte range (--offset, --length) or a time range "
 				       "(--from, --to), not both");
-	if (o.format != NVT_EXPORT_RAW && !o.out)
+	bool stream = o.format == NVT_EXPORT_RAW || o.format == NVT_EXPORT_PCAPNG ||
+		      o.format == NVT_EXPORT_PCAP;
+	if (!stream && !o.out)
 		return cli_usage_error("SigMF needs -o BASE for BASE.sigmf-meta%s",
 				       o.format == NVT_EXPORT_SIGMF ? " and BASE.sigmf-data" : "");
-	if (o.format == NVT_EXPORT_RAW && !o.out) {
+	if (stream && !o.out) {
 		if (json)
 			return cli_usage_error(
 				"--json goes with -o: standard output carries the data");
@@ -208,6 +226,14 @@ int cmd_export(int argc, char **argv)
 			"nvtape export: %" PRIu64 " bytes from data offset %" PRIu64 "%s%s%s\n",
 			r.length, r.offset, r.meta_path[0] ? " -> " : "", r.meta_path,
 			r.data_path[0] ? (r.meta_path[0] ? " + data" : " -> file") : "");
+	if (r.packets || o.format == NVT_EXPORT_PCAPNG || o.format == NVT_EXPORT_PCAP)
+		fprintf(report,
+			"nvtape export: %" PRIu64 " packets (%" PRIu64
+			" lost among them, as the drop index says), first %" PRIu64
+			".%09u, last %" PRIu64 ".%09u\n",
+			r.packets, r.packets_dropped, r.first_ns / 1000000000u,
+			(unsigned)(r.first_ns % 1000000000u), r.last_ns / 1000000000u,
+			(unsigned)(r.last_ns % 1000000000u));
 	if (r.sums_bad)
 		fprintf(report,
 			"PROBLEM: %" PRIu64 " chunks do not match their CRC32C (exported as they "
@@ -216,8 +242,8 @@ int cmd_export(int argc, char **argv)
 	fprintf(report,
 		"RESULT result=%s bytes=%" PRIu64 " offset=%" PRIu64 " captures=%" PRIu64
 		" dropped_samples=%" PRIu64 " chunks_good=%" PRIu64 " chunks_bad=%" PRIu64
-		" exit=%d\n",
+		" packets=%" PRIu64 " packets_dropped=%" PRIu64 " exit=%d\n",
 		cli_result_name(rc), r.length, r.offset, r.captures, r.dropped_samples, r.sums_good,
-		r.sums_bad, rc);
+		r.sums_bad, r.packets, r.packets_dropped, rc);
 	return rc;
 }

@@ -184,7 +184,22 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 		printf("nvtape record: source FIFO high-water %llu of %llu\n",
 		       (unsigned long long)r->st.src_fifo_hwm,
 		       (unsigned long long)r->st.src_fifo_depth);
-	if (o->check && o->check[0])
+	if (nvt_source_kind_is_packets(r->rec.source_kind))
+		printf("nvtape record: %llu packets kept; the kernel lost %llu%s\n",
+		       (unsigned long long)r->packets, (unsigned long long)r->kernel_drops,
+		       r->rec.drop_count > r->kernel_drops
+			       ? " (the rest of the drops: no free ring chunk, or sequence gaps "
+				 "upstream)"
+			       : "");
+	if (o->check && o->check[0] && nvt_source_kind_is_packets(r->rec.source_kind))
+		printf("nvtape record: packet check %s: %llu packets, %llu gaps (%llu packets "
+		       "missing), %llu backward jumps, %llu bad values\n",
+		       o->check, (unsigned long long)r->st.check_records,
+		       (unsigned long long)r->st.check_gaps,
+		       (unsigned long long)r->st.check_missing,
+		       (unsigned long long)r->st.check_backward,
+		       (unsigned long long)r->st.check_bad);
+	else if (o->check && o->check[0])
 		printf("nvtape record: counter %s: %llu records, %llu gaps (%llu records missing), "
 		       "%llu backward jumps, %llu bad values%s\n",
 		       r->rec.check, (unsigned long long)r->st.check_records,
@@ -203,7 +218,7 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f "
 	       "drops=%llu drop_events=%llu "
 	       "lost_unwritten=%llu ring_hwm=%llu ring_chunks=%llu src_fifo_hwm=%llu "
-	       "src_fifo_depth=%llu max_inflight=%u checkpoints=%u "
+	       "src_fifo_depth=%llu packets=%llu kernel_drops=%llu max_inflight=%u checkpoints=%u "
 	       "io_cpu_s=%.4f "
 	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
@@ -216,6 +231,7 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->lost_unwritten,
 	       (unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks,
 	       (unsigned long long)r->st.src_fifo_hwm, (unsigned long long)r->st.src_fifo_depth,
+	       (unsigned long long)r->packets, (unsigned long long)r->kernel_drops,
 	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
 	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
@@ -251,6 +267,8 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_uint(&j, "ring_chunks", r->st.ring_chunks);
 	json_uint(&j, "src_fifo_hwm", r->st.src_fifo_hwm);
 	json_uint(&j, "src_fifo_depth", r->st.src_fifo_depth);
+	json_uint(&j, "packets", r->packets);
+	json_uint(&j, "kernel_drops", r->kernel_drops);
 	json_uint(&j, "max_inflight", r->st.max_inflight);
 	json_uint(&j, "checkpoints", r->rec.checkpoints);
 	json_num(&j, "io_cpu_s", r->io_cpu_ns / 1e9, 6);
@@ -546,6 +564,13 @@ static void report(const struct nvt_record_opts *o, const struct nvt_record_resu
 			"dropped while the storage fell behind -- the recording has gaps "
 			"(nvtape info lists where)\n",
 			(unsigned long long)(r->rec.drop_count - r->lost_unwritten), o->drops_from);
+	else if (r->rec.drop_count && nvt_source_kind_is_packets(r->rec.source_kind))
+		fprintf(stderr,
+			"nvtape record: WARNING: %llu packets were lost (%llu in the kernel: a "
+			"receive buffer or capture ring too small, or a reader too slow; the rest "
+			"upstream or with no free ring chunk) -- the recording has gaps (nvtape "
+			"info lists where)\n",
+			(unsigned long long)r->rec.drop_count, (unsigned long long)r->kernel_drops);
 	else if (r->rec.drop_count > r->lost_unwritten)
 		fprintf(stderr,
 			"nvtape record: WARNING: %llu %s were dropped by the source -- "

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control/export_int.h"
 #include "format/index.h"
 #include "format/sums.h"
 #include "nvtape/export.h"
@@ -91,9 +92,30 @@ static uint64_t sample_bytes(const char *dt, uint64_t channels)
 	return b * (dt[0] == 'c' ? 2 : 1) * (channels ? channels : 1);
 }
 
-/* Copy the range to fd, checked against the checksums, hashed when sha is given. */
-static int copy_range(const struct nvt_layout *L, const struct nvt_index *ix, int fd,
-		      struct nvt_sha512 *sha, struct nvt_export_result *res)
+static int write_all(int fd, const uint8_t *buf, uint64_t k, struct nvt_export_result *res)
+{
+	for (uint64_t w = 0; w < k;) {
+		ssize_t n = write(fd, buf + w, k - w);
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			nvt_err_set(&res->err, e, "writing the export: %s", strerror(e));
+			return -e;
+		}
+		w += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int put_fd(void *ctx, const uint8_t *buf, uint64_t k, uint64_t at,
+		  struct nvt_export_result *res)
+{
+	(void)at;
+	return write_all(*(int *)ctx, buf, k, res);
+}
+
+static int read_range(const struct nvt_layout *L, const struct nvt_index *ix, uint64_t offset,
+		      uint64_t length, nvt_export_put_fn put, void *ctx, struct nvt_sha512 *sha,
+		      struct nvt_export_result *res)
 {
 	struct nvt_sums_check c;
 	int in[NVT_MAX_MEMBERS];
@@ -106,10 +128,10 @@ static int copy_range(const struct nvt_layout *L, const struct nvt_index *ix, in
 			nvt_err_set(&res->err, ENOMEM, "out of memory");
 		return -1;
 	}
-	nvt_sums_check_init(&c, ix->crc, ix->ncrc, res->offset + res->length);
-	for (uint64_t done = 0; done < res->length && !rc;) {
-		uint64_t k = res->length - done < PIECE ? res->length - done : PIECE;
-		uint64_t at = res->offset + done;
+	nvt_sums_check_init(&c, ix->crc, ix->ncrc, offset + length);
+	for (uint64_t done = 0; done < length && !rc;) {
+		uint64_t k = length - done < PIECE ? length - done : PIECE;
+		uint64_t at = offset + done;
 		rc = nvt_layout_pread(L, in, buf, k, res->rec.data_offset + at);
 		if (rc) {
 			nvt_err_set(&res->err, -rc, "reading %llu bytes at data offset %llu: %s",
@@ -119,16 +141,7 @@ static int copy_range(const struct nvt_layout *L, const struct nvt_index *ix, in
 		nvt_sums_check_feed(&c, buf, k, at);
 		if (sha)
 			nvt_sha512_update(sha, buf, k);
-		for (uint64_t w = 0; w < k && !rc;) {
-			ssize_t n = write(fd, buf + w, k - w);
-			if (n <= 0) {
-				rc = n < 0 ? -errno : -EIO;
-				nvt_err_set(&res->err, -rc, "writing the export: %s",
-					    strerror(-rc));
-			} else {
-				w += (uint64_t)n;
-			}
-		}
+		rc = put(ctx, buf, k, at, res);
 		done += k;
 	}
 	res->sums_good = c.good;
@@ -136,6 +149,20 @@ static int copy_range(const struct nvt_layout *L, const struct nvt_index *ix, in
 	nvt_layout_close(L, in);
 	free(buf);
 	return rc ? -1 : 0;
+}
+
+int nvt_export_read(const struct nvt_layout *L, const struct nvt_index *ix, uint64_t offset,
+		    uint64_t length, nvt_export_put_fn put, void *ctx,
+		    struct nvt_export_result *res)
+{
+	return read_range(L, ix, offset, length, put, ctx, NULL, res);
+}
+
+/* Copy the export's range to fd. */
+static int copy_range(const struct nvt_layout *L, const struct nvt_index *ix, int fd,
+		      struct nvt_sha512 *sha, struct nvt_export_result *res)
+{
+	return read_range(L, ix, res->offset, res->length, put_fd, &fd, sha, res);
 }
 
 /* ---- SigMF metadata ---- */
@@ -451,7 +478,36 @@ int nvt_export(const struct nvt_export_opts *o, struct nvt_export_result *res)
 	if (res->rec.format == NVT_FMT_NVTAPE &&
 	    nvt_recording_read_index_all(&L, &res->rec, &ix, &res->err))
 		return -(res->err.code ? res->err.code : EIO);
-	rc = resolve_range(o, &ix, res);
+	bool packets = o->format == NVT_EXPORT_PCAPNG || o->format == NVT_EXPORT_PCAP;
+	if (o->format != NVT_EXPORT_RAW &&
+	    packets != !!nvt_source_kind_is_packets(res->rec.source_kind)) {
+		nvt_err_param(&res->err,
+			      packets ? "this recording holds no packets (its source is %s): "
+					"export it raw or as SigMF"
+				      : "this recording holds packets (its source is %s), not "
+					"samples: export them as pcapng or pcap (or raw: the data "
+					"section is a pcapng stream)",
+			      nvt_source_kind_name(res->rec.source_kind));
+		nvt_index_clear(&ix);
+		return -EINVAL;
+	}
+	rc = packets && o->time ? 0 : resolve_range(o, &ix, res);
+	if (!rc && packets) {
+		int fd = o->out ? open_out(o->out, res) : o->out_fd;
+		if (fd < 0) {
+			rc = -EIO;
+		} else {
+			rc = nvt_export_packets(o, &L, &ix, fd, res);
+			if (o->out && close(fd) && !rc) {
+				nvt_err_set(&res->err, errno, "%s: %s", o->out, strerror(errno));
+				rc = -EIO;
+			}
+			if (o->out)
+				snprintf(res->data_path, sizeof(res->data_path), "%s", o->out);
+		}
+		nvt_index_clear(&ix);
+		return rc;
+	}
 	if (!rc && o->format != NVT_EXPORT_RAW && !o->out) {
 		nvt_err_param(&res->err, "SigMF needs a base name for its files");
 		rc = -EINVAL;

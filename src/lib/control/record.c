@@ -91,6 +91,12 @@ static int find_source(const struct nvt_record_opts *o, struct source_run *s, st
 	s->args.fd = o->input_fd;
 	s->args.ctx = o->source_ctx;
 	s->args.drops_from = o->drops_from;
+	s->args.notice = o->notice;
+	s->args.notice_arg = o->arg;
+	if (s->ops->caps & NVT_SOURCE_PACKETS) {
+		s->args.size_bytes = o->size_bytes;
+		s->args.check = o->check && o->check[0] ? o->check : NULL;
+	}
 	if (o->drops_from && !(s->ops->caps & NVT_SOURCE_DROPS_FROM)) {
 		nvt_err_param(err,
 			      "a loss counter (drops_from) is read by sources that take one "
@@ -122,6 +128,11 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	ro.source_kind = s.ops->kind;
 	ro.source_name = s.ops->name;
 	ro.producer_times_duration = s.args.rate_bps != 0;
+	if (s.ops->caps & NVT_SOURCE_PACKETS) {
+		/* the source checks packet by packet and keeps the limits (its last block) */
+		ro.check = NULL;
+		ro.producer_times_duration = true;
+	}
 	if (s.ops->caps & NVT_SOURCE_SHARED_RING)
 		ro.shared_ring = true;
 	if (s.ops->caps & NVT_SOURCE_PATTERN) {
@@ -178,6 +189,8 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	res->pace_steps = s.rep.pace_steps;
 	res->pace_steps_long = s.rep.pace_steps_long;
 	res->pace_max_step_bytes = s.rep.pace_max_step_bytes;
+	res->packets = s.rep.packets;
+	res->kernel_drops = s.rep.kernel_drops;
 	res->proc_cpu_ns = nvt_process_cpu_ns() - proc_c0;
 	return rc;
 }

@@ -112,14 +112,8 @@ static void extend_ahead(struct nvt_recorder *r, uint64_t end)
  * write is queued), the counts published for stats(). */
 static void check_counter(struct nvt_recorder *r, const void *chunk, uint64_t len, uint64_t off)
 {
-	const struct nvt_checker *k = &r->cc.counts;
-
 	nvt_counter_check_feed(&r->cc, chunk, len, off);
-	atomic_store_explicit(&r->st_ck[0], k->beats, memory_order_relaxed);
-	atomic_store_explicit(&r->st_ck[1], k->gaps, memory_order_relaxed);
-	atomic_store_explicit(&r->st_ck[2], k->gap_beats, memory_order_relaxed);
-	atomic_store_explicit(&r->st_ck[3], k->backward, memory_order_relaxed);
-	atomic_store_explicit(&r->st_ck[4], k->corrupt, memory_order_relaxed);
+	nvt_recorder_check_counts(r, &r->cc.counts);
 }
 
 static void issue_writes(struct nvt_recorder *r)

@@ -598,6 +598,15 @@ void nvt_recorder_fail(struct nvt_recorder *r, const struct nvt_err *why)
 		     why && why->msg[0] ? why->msg : "the producer failed");
 }
 
+void nvt_recorder_check_counts(struct nvt_recorder *r, const struct nvt_checker *k)
+{
+	atomic_store_explicit(&r->st_ck[0], k->beats, memory_order_relaxed);
+	atomic_store_explicit(&r->st_ck[1], k->gaps, memory_order_relaxed);
+	atomic_store_explicit(&r->st_ck[2], k->gap_beats, memory_order_relaxed);
+	atomic_store_explicit(&r->st_ck[3], k->backward, memory_order_relaxed);
+	atomic_store_explicit(&r->st_ck[4], k->corrupt, memory_order_relaxed);
+}
+
 void nvt_recorder_source_fifo(struct nvt_recorder *r, uint64_t level, uint64_t hwm, uint64_t depth)
 {
 	atomic_store_explicit(&r->st_fifo[0], level, memory_order_relaxed);

@@ -32,6 +32,12 @@ const char *nvt_source_kind_name(uint32_t kind)
 		return "fdrec";
 	case NVT_SRC_SHM:
 		return "shm";
+	case NVT_SRC_UDP:
+		return "udp";
+	case NVT_SRC_PACKET:
+		return "packet";
+	case NVT_SRC_PCAP:
+		return "pcap";
 	default:
 		return "unknown";
 	}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* The packet sources' pcapng writer over the push API. A block never straddles a ring chunk,
+ * so every chunk (and the data up to any chunk boundary) is a run of whole blocks. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "format/pcapng.h"
+#include "stream/pktwriter.h"
+#include "util/sysutil.h"
+
+/* Room for need bytes in one chunk, padding the rest of the current chunk when they do not
+ * fit (a padding block needs 12 bytes: a block never leaves 4 or 8 bytes behind it). */
+static enum nvt_pktw_status room_for(struct nvt_pktw *w, size_t need, unsigned flags)
+{
+	for (bool padded = false;; padded = true) {
+		if (!w->p || !w->room) {
+			w->p = nvt_recorder_acquire(w->r, &w->room, flags);
+			if (!w->p)
+				return errno == EAGAIN ? NVT_PKTW_FULL : NVT_PKTW_STOP;
+		}
+		if (w->room == need || w->room >= need + PCAPNG_MIN)
+			return NVT_PKTW_OK;
+		if (w->room < PCAPNG_MIN) /* the size limit's last bytes: never a whole block */
+			return NVT_PKTW_STOP;
+		if (padded) { /* a whole chunk is too small for it */
+			w->too_big = true;
+			return NVT_PKTW_STOP;
+		}
+		nvt_pcapng_pad(w->p, w->room);
+		nvt_recorder_commit(w->r, w->room);
+		w->bytes += w->room;
+		w->p = NULL;
+		w->room = 0;
+	}
+}
+
+static void put(struct nvt_pktw *w, size_t len)
+{
+	nvt_recorder_commit(w->r, len);
+	w->bytes += len;
+	w->p += len;
+	w->room -= len;
+}
+
+int nvt_pktw_start(struct nvt_pktw *w, struct nvt_recorder *r, const struct nvt_source_args *a,
+		   bool live, uint16_t linktype, uint32_t snaplen, const char *ifname,
+		   const char *desc)
+{
+	char appl[48];
+	size_t need;
+
+	memset(w, 0, sizeof(*w));
+	w->r = r;
+	w->flags = live ? NVT_ACQUIRE_NOWAIT : 0;
+	w->size_limit = a->size_bytes;
+	w->duration_ns = a->duration_ns;
+	w->t0_mono = nvt_mono_ns();
+	snprintf(appl, sizeof(appl), "nvtape %s", nvt_version());
+	need = 256 + nvt_pcapng_idb_bytes(ifname, desc); /* the SHB is at most 256 bytes */
+	if (room_for(w, need, 0) != NVT_PKTW_OK)
+		return NVT_PKTW_STOP;
+	size_t n = nvt_pcapng_shb(w->p, appl, "Linux");
+	n += nvt_pcapng_idb(w->p + n, linktype, snaplen, ifname, desc);
+	put(w, n);
+	return 0;
+}
+
+bool nvt_pktw_at_limit(struct nvt_pktw *w)
+{
+	if (!w->at_limit && w->duration_ns && nvt_mono_ns() - w->t0_mono >= w->duration_ns)
+		w->at_limit = true;
+	return w->at_limit;
+}
+
+enum nvt_pktw_status nvt_pktw_reserve(struct nvt_pktw *w, uint32_t caplen, uint8_t **data)
+{
+	uint32_t need = nvt_pcapng_epb_bytes(caplen);
+	enum nvt_pktw_status st;
+
+	if (w->size_limit && w->bytes + need + PCAPNG_ISB_BYTES > w->size_limit)
+		w->at_limit = true;
+	if (nvt_pktw_at_limit(w))
+		return NVT_PKTW_STOP;
+	st = room_for(w, need, w->flags);
+	if (st == NVT_PKTW_OK)
+		*data = w->p + PCAPNG_EPB_HDR;
+	else if (st == NVT_PKTW_STOP && w->size_limit && w->bytes + need > w->size_limit - 64)
+		w->at_limit = true;
+	return st;
+}
+
+void nvt_pktw_commit(struct nvt_pktw *w, uint64_t ts_ns, uint32_t caplen, uint32_t origlen)
+{
+	nvt_pcapng_epb_start(w->p, ts_ns, caplen, origlen);
+	put(w, nvt_pcapng_epb_end(w->p, caplen));
+	if (!w->packets)
+		w->first_ns = ts_ns;
+	w->last_ns = ts_ns;
+	w->packets++;
+}
+
+void nvt_pktw_dropped(struct nvt_pktw *w, uint64_t packets)
+{
+	if (packets)
+		nvt_recorder_drop(w->r, packets);
+}
+
+void nvt_pktw_finish(struct nvt_pktw *w, uint64_t recv, uint64_t drop)
+{
+	if (w->size_limit && w->bytes + PCAPNG_ISB_BYTES > w->size_limit)
+		return;
+	if (room_for(w, PCAPNG_ISB_BYTES, NVT_ACQUIRE_DRAIN) != NVT_PKTW_OK)
+		return;
+	put(w, nvt_pcapng_isb(w->p, w->last_ns ? w->last_ns : nvt_real_ns(), recv, drop,
+			      w->first_ns, w->last_ns));
+}

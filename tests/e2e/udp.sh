@@ -1,0 +1,131 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The udp source, between two network namespaces joined by veth (traffic never leaves the
+# machine; a blackhole route keeps 10.200.x off the real network while the test runs):
+# datagrams kept whole as pcapng that tshark and capinfos read with the exact count and times;
+# injected sequence gaps (a u32 counter, VITA-49, VDIF) found and placed in the drop index
+# (epb_dropcount in the export); kernel losses with a small receive buffer counted so that the
+# index equals what the sender sent minus what was kept; several ports; bad arguments.
+. "$(dirname "$0")/lib.sh"
+need_root
+GEN=${NVT_TEST_DIR:?}/udpgen
+command -v tshark >/dev/null && command -v capinfos >/dev/null ||
+	{ echo "SKIP: needs tshark and capinfos (apt-get install tshark)"; exit 77; }
+. "$(dirname "$0")/netns.sh"
+net_up
+
+# start_rec PORT ARGS...: nvtape recording in namespace B in the background (pid in $rp), once
+# it receives on PORT
+start_rec() {
+	local port=$1
+	shift
+	rm -f "$T/r.out" "$T/r.err"
+	ip netns exec "$NB" "$NVT" record "$@" >"$T/r.out" 2>"$T/r.err" &
+	rp=$!
+	for i in $(seq 200); do
+		ip netns exec "$NB" ss -Hlun "sport = :$port" | grep -q . && return 0
+		sleep 0.05
+	done
+	cat "$T/r.err"
+	fail "nvtape did not start"
+}
+end_rec() {
+	wait $rp
+	local rc=$?
+	cp "$T/r.out" "$T/out"
+	[ "$rc" = "$1" ] || { cat "$T/r.out" "$T/r.err"; fail "record exit $rc, want $1"; }
+}
+send() { ip netns exec "$NA" "$GEN" "$IPB" "$@" >"$T/g.out" || fail "udpgen $*"; }
+sent() { awk '{print $2}' "$T/g.out"; }
+epoch() { # ns as seconds.nanoseconds
+	printf '%d.%09d' $(($1 / 1000000000)) $(($1 % 1000000000))
+}
+
+# 1. 20000 datagrams of 1472 bytes with a counter, paced: all kept, no drops; the export's
+# packet count and first and last times are tshark's and capinfos'; the raw data section is
+# pcapng as it is (its padding blocks skipped)
+start_rec 4000 --source udp:4000 --check counter:u32be@0 --duration 3 -q "$T/a.nvt"
+send 4000 1472 20000 20000
+end_rec 0
+[ "$(field packets)" = 20000 ] && [ "$(field drops)" = 0 ] && [ "$(field check_records)" = 20000 ] ||
+	fail "20000 datagrams: $(grep RESULT "$T/out")"
+expect_rc 0 "$NVT" export --format pcapng -o "$T/a.pcapng" --json "$T/a.nvt"
+first=$(python3 -c "import json,sys; print(json.load(open('$T/out'))['first_ns'])")
+last=$(python3 -c "import json,sys; print(json.load(open('$T/out'))['last_ns'])")
+[ "$(capinfos -M -c -T -r "$T/a.pcapng" 2>/dev/null | awk '{print $2}')" = 20000 ] || fail "capinfos count"
+tshark -r "$T/a.pcapng" -q 2>/dev/null || fail "tshark reads the export"
+tshark -r "$T/a.pcapng" -T fields -e frame.time_epoch -e udp.dstport -e frame.len 2>/dev/null >"$T/t.txt"
+[ "$(head -n 1 "$T/t.txt" | cut -f1)" = "$(epoch "$first")" ] || fail "first time $(head -n 1 "$T/t.txt") vs $first"
+[ "$(tail -n 1 "$T/t.txt" | cut -f1)" = "$(epoch "$last")" ] || fail "last time"
+[ "$(cut -f2,3 "$T/t.txt" | sort -u)" = "$(printf '4000\t1500')" ] || fail "ports and lengths"
+expect_rc 0 "$NVT" export --format pcap -o "$T/a.pcap" "$T/a.nvt"
+[ "$(capinfos -M -c -T -r "$T/a.pcap" 2>/dev/null | awk '{print $2}')" = 20000 ] || fail "pcap count"
+cmp <(tshark -r "$T/a.pcap" -T fields -e frame.time_epoch 2>/dev/null) <(cut -f1 "$T/t.txt") || fail "pcap times"
+expect_rc 0 "$NVT" export -o "$T/a.raw" "$T/a.nvt"
+[ "$(capinfos -M -c -T -r "$T/a.raw" 2>/dev/null | awk '{print $2}')" = 20000 ] || fail "raw data section"
+expect_rc 0 "$NVT" export --format pcapng --from 0.25 --to 0.5 -o "$T/r.pcapng" --json "$T/a.nvt"
+n=$(capinfos -M -c -T -r "$T/r.pcapng" 2>/dev/null | awk '{print $2}')
+[ "$n" -gt 4000 ] && [ "$n" -lt 6000 ] || fail "a quarter second at 20000/s holds $n packets"
+expect_rc 64 "$NVT" export --format sigmf -o "$T/s" "$T/a.nvt"
+ok "20000 datagrams kept; pcapng, pcap and the data section read by tshark and capinfos"
+
+# 2. gaps the sender leaves: found, counted, indexed where they are, shown in the export
+start_rec 4001 --source udp:4001 --check counter:u32be@0 --duration 2 -q "$T/b.nvt"
+send 4001 200 5000 10000 --skip-at 1000:5 --skip 997
+end_rec 2
+skipped=$(awk '{print $4}' "$T/g.out")
+[ "$(field drops)" = "$skipped" ] && [ "$(field check_missing)" = "$skipped" ] &&
+	[ "$(field packets)" = "$(sent)" ] || fail "gaps: $(cat "$T/g.out") $(grep RESULT "$T/out")"
+expect_rc 0 "$NVT" export --format pcapng -o "$T/b.pcapng" "$T/b.nvt"
+tshark -r "$T/b.pcapng" -Y frame.drop_count -T fields -e frame.drop_count -e udp.payload 2>/dev/null >"$T/d.txt"
+[ "$(awk '{s += $1} END {print s}' "$T/d.txt")" = "$skipped" ] || fail "epb_dropcount sum"
+grep -q "^5	000003ed" "$T/d.txt" || fail "the 5 lost before seq 1005: $(head -n 3 "$T/d.txt")"
+ok "sequence gaps ($skipped packets) indexed where they are, epb_dropcount in the export"
+
+# 3. presets: VITA-49's 4-bit count, VDIF's seconds and frame numbers (across a second)
+start_rec 4002 --source udp:4002 --check vita49 --duration 2 -q "$T/v.nvt"
+send 4002 256 3000 10000 --fmt vita49 --skip-at 700:3
+end_rec 2
+[ "$(field check_missing)" = 3 ] || fail "vita49: $(grep RESULT "$T/out")"
+start_rec 4003 --source udp:4003 --check vdif --duration 2 -q "$T/d.nvt"
+send 4003 1056 3000 10000 --fmt vdif:1000 --skip-at 1998:4
+end_rec 2
+[ "$(field check_missing)" = 4 ] && [ "$(field check_backward)" = 0 ] || fail "vdif: $(grep RESULT "$T/out")"
+ok "VITA-49 and VDIF presets find the gaps (across a VDIF second, the rate learned)"
+
+# 4. the kernel's losses: a 64 KiB receive buffer against an unpaced sender; the drop index
+# holds what was sent and not kept, and the sequence gaps equal the kernel's own count
+start_rec 4004 --source udp:4004,rcvbuf=64K --check counter:u32be@0 --duration 3 -q "$T/k.nvt"
+send 4004 1472 200000
+wait $rp
+cp "$T/r.out" "$T/out"
+kd=$(field kernel_drops)
+[ "$kd" -gt 0 ] || fail "no kernel loss with a 64 KiB buffer: $(grep RESULT "$T/out")"
+[ "$(field drops)" = $(($(sent) - $(field packets))) ] || fail "drops != sent - kept: $(cat "$T/g.out") $(grep RESULT "$T/out")"
+[ "$(field drops)" = "$kd" ] || fail "index $(field drops) != kernel $kd"
+ok "kernel losses ($kd of $(sent)): index = sent - kept = the kernel's count"
+
+# 5. several ports at once, one capture
+start_rec 4013 --source udp:4010-4011,4013 --duration 2 -q "$T/m.nvt"
+send 4010 100 1000 5000
+send 4013 100 500 5000
+end_rec 0
+[ "$(field packets)" = 1500 ] || fail "ports: $(grep RESULT "$T/out")"
+expect_rc 0 "$NVT" export --format pcap -o "$T/m.pcap" "$T/m.nvt"
+[ "$(tshark -r "$T/m.pcap" -T fields -e udp.dstport 2>/dev/null | sort | uniq -c | awk '{print $2 ":" $1}' | tr '\n' ' ')" = "4010:1000 4013:500 " ] ||
+	fail "ports in the export"
+ok "ports 4010-4011 and 4013 in one recording"
+
+# 6. bad arguments: usage errors; a port taken by another program: a runtime error
+expect_rc 64 "$NVT" record --source udp: "$T/x.nvt"
+expect_rc 64 "$NVT" record --source udp:70000 "$T/x.nvt"
+expect_rc 64 "$NVT" record --source udp:4000,foo=1 "$T/x.nvt"
+expect_rc 64 "$NVT" record --source udp:4000 --check vdif:0 "$T/x.nvt"
+expect_rc 64 "$NVT" record --source tpg --check vita49 --size 1M "$T/x.nvt"
+python3 -c "import socket,time; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('', 4020)); time.sleep(3)" &
+sleep 0.3
+expect_rc 1 "$NVT" record --source udp:4020 --duration 1 "$T/y.nvt"
+grep -q "another program receives there" "$T/err" || fail "port in use: $(cat "$T/err")"
+[ ! -e "$T/y.nvt" ] || fail "a recording file was left for a port in use"
+wait
+ok "bad arguments refused (exit 64), a taken port (exit 1, no file)"
