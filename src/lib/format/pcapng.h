@@ -32,13 +32,13 @@
 
 /* The fixed part of an Enhanced Packet Block, as written (host byte order). */
 struct __attribute__((packed)) nvt_pcapng_epb {
-	uint32_t type;          /*  0 PCAPNG_EPB */
-	uint32_t len;           /*  4 the whole block's bytes */
-	uint32_t ifid;          /*  8 interface 0 */
-	uint32_t ts_high;       /* 12 ns since the epoch, high 32 bits (if_tsresol 9) */
-	uint32_t ts_low;        /* 16 ... low 32 bits */
-	uint32_t caplen;        /* 20 bytes captured, then padded to 4, then len again */
-	uint32_t origlen;       /* 24 bytes the packet had */
+	uint32_t type;    /*  0 PCAPNG_EPB */
+	uint32_t len;     /*  4 the whole block's bytes */
+	uint32_t ifid;    /*  8 interface 0 */
+	uint32_t ts_high; /* 12 ns since the epoch, high 32 bits (if_tsresol 9) */
+	uint32_t ts_low;  /* 16 ... low 32 bits */
+	uint32_t caplen;  /* 20 bytes captured, then padded to 4, then len again */
+	uint32_t origlen; /* 24 bytes the packet had */
 };
 _Static_assert(sizeof(struct nvt_pcapng_epb) == PCAPNG_EPB_HDR, "EPB header is 28 bytes");
 
