@@ -54,6 +54,14 @@ struct nvt_play_opts {
 	/* the checker sink on data that is not the test pattern: the counter check to run
 	 * (nvtape/counter.h) instead of the one the header names; NULL or "": the header's */
 	const char *check;
+	/* packet sinks (udp, packet) on a packet recording: NVT_TIMING_ORIGINAL (default: each
+	 * packet at its capture time, divided by speed) or NVT_TIMING_FAST (rate_bps, pps or as
+	 * fast as it goes); a packet sent more than late_ns after its deadline counts as an
+	 * underflow (default 200 us) */
+	unsigned timing;
+	double speed; /* default 1 */
+	uint64_t pps; /* FAST: packets a second */
+	uint64_t late_ns;
 };
 
 enum nvt_play_problem {
@@ -91,6 +99,9 @@ struct nvt_play_result {
 	bool sums_checked;
 	uint64_t sums_good, sums_bad;
 	uint64_t first_bad_offset; /* data offset of the first bad chunk */
+	/* packet sinks: packets sent, skipped (not sendable there), late (underflows: counted in
+	 * st.underflow_beats too) and the latest one */
+	uint64_t packets, packets_skipped, packets_late, late_max_ns;
 };
 
 NVT_API void nvt_play_opts_init(struct nvt_play_opts *o);

@@ -18,6 +18,21 @@ extern "C" {
 /* nvt_sink_ops.caps */
 #define NVT_SINK_NEEDS_PATTERN (1u << 0) /* refuses recordings that are not test pattern */
 #define NVT_SINK_CAN_BLOCK     (1u << 1) /* consume() can be held back by its reader */
+/* takes a packet recording's pcapng data and sends packet by packet on its own schedule
+ * (nvt_sink_args.timing...): the playback feeds it unpaced */
+#define NVT_SINK_PACKETS (1u << 2)
+
+/* nvt_sink_args.timing, packet sinks */
+#define NVT_TIMING_ORIGINAL 0 /* each packet at its capture time relative to the first */
+#define NVT_TIMING_FAST     1 /* as fast as it goes, or at rate_bps / pps when given */
+
+/* What a packet sink did (nvt_sink_ops.report). */
+struct nvt_sink_report {
+	uint64_t packets;     /* sent */
+	uint64_t skipped;     /* not sendable through this sink (not UDP, another link type) */
+	uint64_t late;        /* sent later than their deadline by more than late_ns */
+	uint64_t late_max_ns; /* the latest one */
+};
 
 struct nvt_sink_args {
 	uint64_t first_seq;  /* test pattern: seq of the first beat of every pass */
@@ -28,6 +43,11 @@ struct nvt_sink_args {
 	void (*on_event)(const struct nvt_check_event *ev, void *arg); /* checking sinks */
 	void *event_arg;
 	const struct nvt_counter_spec *counter; /* checking sinks: the data's counter, if any */
+	/* packet sinks (NVT_SINK_PACKETS): the schedule */
+	unsigned timing;        /* NVT_TIMING_* */
+	double speed;           /* ORIGINAL: times divided by it (2 = twice as fast); > 0 */
+	uint64_t rate_bps, pps; /* FAST: bytes (of packets) or packets a second, 0 = none */
+	uint64_t late_ns;       /* a packet sent later than this after its deadline is late */
 };
 
 struct nvt_sink_ops {
@@ -47,6 +67,8 @@ struct nvt_sink_ops {
 	/* optional: beats a device sink was ready for and had no data (a hardware sink's
 	 * underflows), known once the playback ended; added to the playback's underflows */
 	uint64_t (*underflows)(void *state);
+	/* optional: packet sinks' counts, known once the playback ended */
+	void (*report)(void *state, struct nvt_sink_report *rep);
 };
 
 /* Add a sink to the registry (ops must stay valid). -EEXIST, -ENOSPC or -EINVAL. */

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +26,15 @@ static const char play_help[] =
 	"                       the counter every record carries (docs/checks.md), instead\n"
 	"                       of the one the recording names\n"
 	"  --loop N             play the file N times seamlessly (0 = until Ctrl-C; default 1)\n"
+	"  --timing original|fast\n"
+	"                       packet sinks (udp, packet) on a packet recording: each packet\n"
+	"                       at its capture time relative to the first, on absolute\n"
+	"                       deadlines (original, default), or as fast as it goes or at\n"
+	"                       --rate (bytes of packets) or --pps (fast)\n"
+	"  --speed X            original timing X times as fast (0.5 = half speed)\n"
+	"  --pps N              packets a second (implies --timing fast)\n"
+	"  --late T             a packet sent more than T after its deadline is late, an\n"
+	"                       underflow (default 200us)\n"
 	"  --chunk B            read size (default 8M)\n"
 	"  --chunks N           ring chunks (default 32)\n"
 	"  --qd Q               reads in flight (default 8)\n"
@@ -170,18 +180,26 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 			"PROBLEM: the reader of the output held the stream back %" PRIu64
 			" times (up to %.1f ms late)\n",
 			st->late_events, r->max_late_ns / 1e6);
+	if (r->packets || r->packets_skipped)
+		fprintf(f,
+			"nvtape play: %" PRIu64 " packets sent, %" PRIu64 " skipped (not sendable "
+			"there), %" PRIu64 " late by more than %.0f us (latest %.1f us)\n",
+			r->packets, r->packets_skipped, r->packets_late, o->late_ns / 1e3,
+			r->late_max_ns / 1e3);
 	fprintf(f,
 		"RESULT bytes=%" PRIu64 " seconds=%.3f sink_rate_bps=%" PRIu64
 		" mbps=%.1f beats=%" PRIu64 " corrupt=%" PRIu64 " gaps=%" PRIu64
 		" gap_beats=%" PRIu64 " expected_gap_beats=%" PRIu64 " drop_count=%" PRIu64
 		" underflows=%" PRIu64 " underflow_events=%" PRIu64 " late_events=%" PRIu64
 		" passes=%" PRIu64 " ring_low=%" PRIu64 " max_reads=%u chunks_good=%" PRIu64
-		" chunks_bad=%" PRIu64 " "
+		" chunks_bad=%" PRIu64 " packets=%" PRIu64 " packets_skipped=%" PRIu64
+		" packets_late=%" PRIu64 " "
 		"read_mbps=%.1f read_cpu_s=%.4f sink_cpu_s=%.4f stop_reason=%s result=%s exit=%d\n",
 		st->bytes_played, r->seconds, o->rate_bps, mbps, r->chk.beats, r->chk.corrupt,
 		r->chk.gaps, r->chk.gap_beats, r->expected_gap_beats * st->passes,
 		r->rec.drop_count, st->underflow_beats, st->underflow_events, st->late_events,
-		st->passes, st->ring_low, r->max_inflight, r->sums_good, r->sums_bad,
+		st->passes, st->ring_low, r->max_inflight, r->sums_good, r->sums_bad, r->packets,
+		r->packets_skipped, r->packets_late,
 		r->read_seconds > 0 ? r->st.bytes_read / r->read_seconds / 1e6 : 0.0,
 		r->read_cpu_ns / 1e9, r->sink_cpu_ns / 1e9, stop_reason(r), cli_result_name(rc),
 		rc);
@@ -230,6 +248,10 @@ static void play_json(const struct nvt_play_opts *o, const struct nvt_play_resul
 	json_bool(&j, "sums_checked", r->sums_checked);
 	json_uint(&j, "chunks_good", r->sums_good);
 	json_uint(&j, "chunks_bad", r->sums_bad);
+	json_uint(&j, "packets", r->packets);
+	json_uint(&j, "packets_skipped", r->packets_skipped);
+	json_uint(&j, "packets_late", r->packets_late);
+	json_num(&j, "late_max_s", r->late_max_ns / 1e9, 9);
 	cli_json_flags(&j, "problems", r->problems, names, sizeof(names) / sizeof(names[0]));
 	if (r->rec.beat_bytes)
 		cli_json_recording(&j, "header", &r->rec);
@@ -257,6 +279,8 @@ static const struct option play_lo[] = {
 	{"engine", required_argument, 0, 'e'}, {"timeout", required_argument, 0, 't'},
 	{"stats", required_argument, 0, 'i'},  {"max-errors", required_argument, 0, 'm'},
 	{"check", required_argument, 0, 'K'},  {"json", no_argument, 0, 'j'},
+	{"timing", required_argument, 0, 'T'}, {"speed", required_argument, 0, 'S'},
+	{"pps", required_argument, 0, 'P'},    {"late", required_argument, 0, 'L'},
 	{"quiet", no_argument, 0, 'q'},        CLI_LAYOUT_OPTIONS,
 	{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 
@@ -273,6 +297,26 @@ static int play_option(int opt, const char *val, struct play_cli *c, struct nvt_
 		return cli_rate("--rate", val, &o->rate_bps) ? NVT_EXIT_USAGE : 0;
 	case 'K':
 		return cli_check(val, &o->check) ? NVT_EXIT_USAGE : 0;
+	case 'T':
+		if (!strcmp(val, "original"))
+			o->timing = NVT_TIMING_ORIGINAL;
+		else if (!strcmp(val, "fast"))
+			o->timing = NVT_TIMING_FAST;
+		else
+			return cli_usage_error("--timing must be original or fast");
+		return 0;
+	case 'S': {
+		char *end;
+		o->speed = strtod(val, &end);
+		if (*end || !(o->speed > 0 && o->speed < 1e6))
+			return cli_usage_error("--speed is a factor above 0 (2 = twice as fast)");
+		return 0;
+	}
+	case 'P':
+		o->timing = NVT_TIMING_FAST;
+		return cli_uint("--pps", val, 1, UINT32_MAX, &o->pps) ? NVT_EXIT_USAGE : 0;
+	case 'L':
+		return cli_duration("--late", val, &o->late_ns) ? NVT_EXIT_USAGE : 0;
 	case 'l':
 		return cli_uint("--loop", val, 0, UINT32_MAX, &o->loops) ? NVT_EXIT_USAGE : 0;
 	case 'c':

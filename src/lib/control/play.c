@@ -25,6 +25,8 @@ void nvt_play_opts_init(struct nvt_play_opts *o)
 	o->timeout_ns = 10000000000ull;
 	o->stats_ns = 1000000000ull;
 	o->out_fd = 1;
+	o->speed = 1;
+	o->late_ns = 200000;
 }
 
 static void fill_stats(struct nvt_sink_frame *f, struct nvt_play_stats *st, uint64_t now)
@@ -84,6 +86,16 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 		res->rec.drop_count - (after < res->rec.drop_count ? after : res->rec.drop_count);
 	if (f->ops->underflows) /* a device sink's own underflows */
 		res->st.underflow_beats += f->ops->underflows(f->state);
+	if (f->ops->report) {
+		struct nvt_sink_report rep = {0};
+		f->ops->report(f->state, &rep);
+		res->packets = rep.packets;
+		res->packets_skipped = rep.skipped;
+		res->packets_late = rep.late;
+		res->late_max_ns = rep.late_max_ns;
+		res->st.underflow_beats += rep.late;
+		res->st.underflow_events += rep.late;
+	}
 	if (res->st.underflow_beats)
 		res->problems |= NVT_PP_UNDERFLOW;
 	if (res->st.late_events)
@@ -123,7 +135,12 @@ static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 				  .ctx = o->sink_ctx,
 				  .on_event = o->on_event,
 				  .event_arg = o->arg,
-				  .counter = res->counter_checked ? &res->counter : NULL};
+				  .counter = res->counter_checked ? &res->counter : NULL,
+				  .timing = o->timing,
+				  .speed = o->speed,
+				  .rate_bps = o->rate_bps,
+				  .pps = o->pps,
+				  .late_ns = o->late_ns};
 
 	f->ops = nvt_sink_find(name);
 	if (!f->ops) {
@@ -140,7 +157,24 @@ static int open_sink(const struct nvt_play_opts *o, struct nvt_sink_frame *f,
 		nvt_err_set_hint(err, NVT_HINT_OTHER_SINK, 0, 0, 0);
 		return -EINVAL;
 	}
-	f->rate_bps = o->rate_bps;
+	if (!!(f->ops->caps & NVT_SINK_PACKETS) != !!nvt_source_kind_is_packets(rec->source_kind)) {
+		nvt_err_param(
+			err,
+			(f->ops->caps & NVT_SINK_PACKETS)
+				? "the %s sink sends packets: this recording holds none (its "
+				  "source is %s)"
+				: "the %s sink takes a stream, and this recording holds packets "
+				  "(its source is %s): play it into the udp or packet sink",
+			f->ops->name, nvt_source_kind_name(rec->source_kind));
+		return -EINVAL;
+	}
+	if ((o->timing != NVT_TIMING_ORIGINAL && o->timing != NVT_TIMING_FAST) ||
+	    !(o->speed > 0 && o->speed < 1e9)) {
+		nvt_err_param(err, "timing is original or fast, and the speed a factor above 0");
+		return -EINVAL;
+	}
+	/* a packet sink keeps its own schedule: the frame feeds it as fast as it takes */
+	f->rate_bps = (f->ops->caps & NVT_SINK_PACKETS) ? 0 : o->rate_bps;
 	f->unit = rec->beat_bytes;
 	return f->ops->open ? f->ops->open(&f->state, &a, err) : 0;
 }

@@ -9,10 +9,12 @@
 #define MAX_SINKS 32
 
 /* The built-in sinks, each in its own file. */
-extern const struct nvt_sink_ops nvt_sink_checker, nvt_sink_stdout, nvt_sink_null, nvt_sink_fdrec;
+extern const struct nvt_sink_ops nvt_sink_checker, nvt_sink_stdout, nvt_sink_null, nvt_sink_fdrec,
+	nvt_sink_udp, nvt_sink_packet;
 static const struct nvt_sink_ops *sinks[MAX_SINKS] = {&nvt_sink_checker, &nvt_sink_stdout,
-						      &nvt_sink_null, &nvt_sink_fdrec};
-static unsigned nsinks = 4;
+						      &nvt_sink_null,    &nvt_sink_fdrec,
+						      &nvt_sink_udp,     &nvt_sink_packet};
+static unsigned nsinks = 6;
 
 static size_t name_len(const char *name)
 {

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/* Packet replay on absolute deadlines (see pktplay.h). */
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "stream/pktplay.h"
+#include "util/sysutil.h"
+
+/* Spun before a deadline rather than slept: the wake-up latency of a sleep seen on these
+ * machines is 45-100 us. */
+#define SPIN_NS 150000ull
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+	__asm__ volatile("yield");
+#endif
+}
+
+void nvt_pktplay_init(struct nvt_pktplay *p, const struct nvt_sink_args *a,
+		      int (*send)(void *ctx, const struct nvt_pcapng_block *b, struct nvt_err *err),
+		      void *ctx)
+{
+	memset(p, 0, sizeof(*p));
+	nvt_pcapng_reader_init(&p->rd);
+	p->send = send;
+	p->ctx = ctx;
+	p->timing = a->timing;
+	p->speed = a->speed > 0 ? a->speed : 1;
+	p->rate_bps = a->rate_bps;
+	p->pps = a->pps;
+	p->late_ns = a->late_ns;
+}
+
+void nvt_pktplay_free(struct nvt_pktplay *p)
+{
+	nvt_pcapng_reader_free(&p->rd);
+}
+
+void nvt_pktplay_pass(struct nvt_pktplay *p)
+{
+	if (p->started)
+		p->rebase = true;
+}
+
+static void wait_until(uint64_t due)
+{
+	uint64_t now = nvt_mono_ns();
+
+	if (due > now + SPIN_NS) {
+		struct timespec t = {.tv_sec = (time_t)((due - SPIN_NS) / 1000000000u),
+				     .tv_nsec = (long)((due - SPIN_NS) % 1000000000u)};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+			;
+	}
+	while (nvt_mono_ns() < due)
+		cpu_relax();
+}
+
+/* The packet's deadline on CLOCK_MONOTONIC, 0 = none (as fast as it goes). */
+static uint64_t deadline(struct nvt_pktplay *p, const struct nvt_pcapng_block *b)
+{
+	uint64_t now = nvt_mono_ns();
+
+	if (!p->started) {
+		p->started = true;
+		p->base_mono = now;
+		p->base_ts = p->pass_first_ts = b->ts_ns;
+	} else if (p->rebase) {
+		/* the next pass follows the last packet by the mean gap of a pass */
+		uint64_t gap = p->pass_packets > 1
+				       ? (p->last_ts - p->pass_first_ts) / (p->pass_packets - 1)
+				       : 0;
+		p->rebase = false;
+		p->base_mono = p->last_due + (uint64_t)(gap / p->speed);
+		p->base_ts = p->pass_first_ts = b->ts_ns;
+		p->pass_packets = 0;
+	}
+	p->pass_packets++;
+	p->last_ts = b->ts_ns;
+	if (p->timing == NVT_TIMING_ORIGINAL) {
+		/* a capture's time may step back (merged files): such a packet is due at once */
+		uint64_t rel = b->ts_ns > p->base_ts ? b->ts_ns - p->base_ts : 0;
+		return p->base_mono + (p->speed == 1 ? rel : (uint64_t)(rel / p->speed));
+	}
+	uint64_t due = 0;
+	if (p->pps)
+		due = p->base_mono + (uint64_t)((unsigned __int128)p->n * 1000000000u / p->pps);
+	else if (p->rate_bps)
+		due = p->base_mono +
+		      (uint64_t)((unsigned __int128)p->bytes * 1000000000u / p->rate_bps);
+	p->n++;
+	p->bytes += b->caplen;
+	return due;
+}
+
+static int on_block(const struct nvt_pcapng_block *b, void *arg)
+{
+	struct nvt_pktplay *p = arg;
+	uint64_t due, late;
+	int rc;
+
+	if (b->type != PCAPNG_EPB && b->type != PCAPNG_SPB)
+		return 0;
+	if (b->type == PCAPNG_SPB && p->timing == NVT_TIMING_ORIGINAL) {
+		nvt_err_param(p->err, "a simple packet block has no time: replay it with --timing "
+				      "fast");
+		return -EINVAL;
+	}
+	due = deadline(p, b);
+	if (due)
+		wait_until(due);
+	p->last_due = due ? due : nvt_mono_ns();
+	late = due ? nvt_mono_ns() - due : 0;
+	rc = p->send(p->ctx, b, p->err);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		p->rep.skipped++;
+		return 0;
+	}
+	p->rep.packets++;
+	if (late > p->late_ns) {
+		p->rep.late++;
+		if (late > p->rep.late_max_ns)
+			p->rep.late_max_ns = late;
+	}
+	return 0;
+}
+
+int nvt_pktplay_feed(struct nvt_pktplay *p, const uint8_t *buf, uint64_t len, struct nvt_err *err)
+{
+	if (!p->started && !p->rd.pos)
+		prctl(PR_SET_TIMERSLACK, 1UL); /* the sink thread's sleeps end on time */
+	p->err = err;
+	return nvt_pcapng_feed(&p->rd, buf, len, on_block, p, err);
+}

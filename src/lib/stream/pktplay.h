@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* The packet sinks' schedule: the pcapng data of a packet recording taken in pieces, each
+ * packet handed to the sink's send function at its deadline. Deadlines are absolute, from one
+ * start time (an error never accumulates): the capture time relative to the first packet's
+ * divided by the speed, or n / pps, or bytes / rate. The sink thread sleeps until shortly
+ * before a deadline (timer slack 1 ns) and spins the rest. A loop's next pass follows the
+ * last packet by the mean gap between packets. */
+#ifndef NVT_STREAM_PKTPLAY_H
+#define NVT_STREAM_PKTPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format/pcapng.h"
+#include "nvtape/sink.h"
+
+struct nvt_pktplay {
+	struct nvt_pcapng_reader rd;
+	/* sends one packet: 0, 1 = not sendable here (skipped), or -errno with err set */
+	int (*send)(void *ctx, const struct nvt_pcapng_block *b, struct nvt_err *err);
+	void *ctx;
+	unsigned timing;
+	double speed;
+	uint64_t rate_bps, pps, late_ns;
+	bool started, rebase;
+	uint64_t base_mono, base_ts; /* a packet captured at base_ts is due at base_mono */
+	uint64_t pass_first_ts, last_ts, last_due, pass_packets;
+	uint64_t n, bytes; /* FAST: packets and bytes scheduled so far */
+	struct nvt_sink_report rep;
+	struct nvt_err *err;
+};
+
+void nvt_pktplay_init(struct nvt_pktplay *p, const struct nvt_sink_args *a,
+		      int (*send)(void *ctx, const struct nvt_pcapng_block *b, struct nvt_err *err),
+		      void *ctx);
+void nvt_pktplay_free(struct nvt_pktplay *p);
+/* The next bytes of the data: 0 or -errno with err set. */
+int nvt_pktplay_feed(struct nvt_pktplay *p, const uint8_t *buf, uint64_t len, struct nvt_err *err);
+/* The recording starts again (a loop). */
+void nvt_pktplay_pass(struct nvt_pktplay *p);
+
+#endif

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* packet sink: transmits a capture's Ethernet frames as they are on a network interface
+ * (AF_PACKET), at the captured timing or a programmed rate (stream/pktplay.h): a replay of
+ * whole-link traffic, the way tcpreplay does it. Frames of another link type (the udp source's
+ * IPv4 packets) are skipped and counted: replay those through the udp sink. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "format/pcapng.h"
+#include "nvtape/sink.h"
+#include "stream/pktplay.h"
+
+struct pkt_sink {
+	struct nvt_pktplay pp;
+	int fd;
+	char ifname[IF_NAMESIZE];
+};
+
+static int pkt_send(void *ctx, const struct nvt_pcapng_block *b, struct nvt_err *err)
+{
+	struct pkt_sink *s = ctx;
+	ssize_t n;
+
+	if (b->linktype != LINKTYPE_ETHERNET || b->caplen < 14)
+		return 1;
+	do
+		n = send(s->fd, b->data, b->caplen, 0);
+	while (n < 0 && (errno == EINTR || errno == ENOBUFS));
+	if (n < 0) {
+		if (errno == EMSGSIZE) /* longer than the interface's MTU */
+			return 1;
+		nvt_err_set(err, errno, "packet sink: send on %s: %s", s->ifname, strerror(errno));
+		return -err->code;
+	}
+	return 0;
+}
+
+static int pkt_open(void **state, const struct nvt_sink_args *a, struct nvt_err *err)
+{
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET};
+	struct pkt_sink *s;
+	unsigned idx;
+
+	if (!a->arg || !*a->arg || strlen(a->arg) >= IF_NAMESIZE ||
+	    !(idx = if_nametoindex(a->arg))) {
+		nvt_err_param(err, "the packet sink is packet:IFACE, a network interface of this "
+				   "machine (ip link lists them)");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		nvt_err_set(err, ENOMEM, "no memory for the packet sink");
+		return -ENOMEM;
+	}
+	strcpy(s->ifname, a->arg);
+	/* protocol 0: this socket only sends, it receives nothing */
+	s->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	sll.sll_ifindex = (int)idx;
+	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		nvt_err_set(err, errno, "packet sink: %s: %s%s", a->arg, strerror(errno),
+			    errno == EPERM ? " (sending raw frames needs CAP_NET_RAW: run as root)"
+					   : "");
+		if (s->fd >= 0)
+			close(s->fd);
+		free(s);
+		return -err->code;
+	}
+	nvt_pktplay_init(&s->pp, a, pkt_send, s);
+	*state = s;
+	return 0;
+}
+
+static int pkt_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t offset,
+		       struct nvt_err *err)
+{
+	struct pkt_sink *s = state;
+
+	(void)offset;
+	return nvt_pktplay_feed(&s->pp, buf, bytes, err);
+}
+
+static void pkt_pass(void *state)
+{
+	struct pkt_sink *s = state;
+	nvt_pktplay_pass(&s->pp);
+}
+
+static void pkt_report(void *state, struct nvt_sink_report *rep)
+{
+	const struct pkt_sink *s = state;
+	*rep = s->pp.rep;
+}
+
+static void pkt_close(void *state)
+{
+	struct pkt_sink *s = state;
+
+	nvt_pktplay_free(&s->pp);
+	close(s->fd);
+	free(s);
+}
+
+const struct nvt_sink_ops nvt_sink_packet = {
+	.name = "packet",
+	.help = "transmits a capture's Ethernet frames on packet:IFACE at the captured timing "
+		"(--timing original, --speed) or a rate",
+	.caps = NVT_SINK_PACKETS,
+	.open = pkt_open,
+	.consume = pkt_consume,
+	.pass_start = pkt_pass,
+	.close = pkt_close,
+	.report = pkt_report,
+};

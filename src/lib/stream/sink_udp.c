@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/* udp sink: replays a packet recording's UDP datagrams, payload for payload, to HOST:PORT (or
+ * to HOST and each datagram's recorded destination port), at the captured timing or a
+ * programmed rate (stream/pktplay.h). Packets that are not UDP over IPv4 are skipped and
+ * counted. One send() a packet: the deadline is the packet's. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "format/netpkt.h"
+#include "nvtape/sink.h"
+#include "nvtape/units.h"
+#include "stream/pktplay.h"
+
+struct udp_sink {
+	struct nvt_pktplay pp;
+	int fd;
+	struct sockaddr_in to;
+	bool fixed_port; /* HOST:PORT: connected; HOST: the recorded ports */
+};
+
+static int udp_send(void *ctx, const struct nvt_pcapng_block *b, struct nvt_err *err)
+{
+	struct udp_sink *s = ctx;
+	struct nvt_udp_view u;
+	ssize_t n;
+
+	if (!nvt_udp_find(b->linktype, b->data, b->caplen, &u))
+		return 1;
+	do {
+		if (s->fixed_port) {
+			n = send(s->fd, u.payload, u.len, 0);
+		} else {
+			s->to.sin_port = u.dport;
+			n = sendto(s->fd, u.payload, u.len, 0, (struct sockaddr *)&s->to,
+				   sizeof(s->to));
+		}
+		/* the receiver's port closed for a moment (ICMP): that datagram is sent again */
+	} while (n < 0 && (errno == EINTR || errno == ECONNREFUSED || errno == ENOBUFS));
+	if (n < 0) {
+		nvt_err_set(err, errno, "udp sink: send to %s: %s", inet_ntoa(s->to.sin_addr),
+			    strerror(errno));
+		return -err->code;
+	}
+	return 0;
+}
+
+static int udp_open(void **state, const struct nvt_sink_args *a, struct nvt_err *err)
+{
+	struct udp_sink *s;
+	char host[256], *colon;
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *ai = NULL;
+	uint64_t port = 0;
+
+	if (!a->arg || !*a->arg || strlen(a->arg) >= sizeof(host)) {
+		nvt_err_param(err, "the udp sink is udp:HOST:PORT (every datagram to PORT) or "
+				   "udp:HOST (each to the port it was sent to)");
+		return -EINVAL;
+	}
+	strcpy(host, a->arg);
+	colon = strrchr(host, ':');
+	if (colon) {
+		*colon = 0;
+		if (nvt_parse_uint(colon + 1, 1, 65535, &port)) {
+			nvt_err_param(err, "udp:%s: the port is a number from 1 to 65535", a->arg);
+			return -EINVAL;
+		}
+	}
+	int rc = getaddrinfo(host, NULL, &hints, &ai);
+	if (rc || !ai) {
+		nvt_err_param(err, "udp:%s: no IPv4 address for %s (%s)", a->arg, host,
+			      gai_strerror(rc));
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		freeaddrinfo(ai);
+		nvt_err_set(err, ENOMEM, "no memory for the udp sink");
+		return -ENOMEM;
+	}
+	memcpy(&s->to, ai->ai_addr, sizeof(s->to));
+	freeaddrinfo(ai);
+	s->to.sin_port = htons((uint16_t)port);
+	s->fixed_port = port != 0;
+	s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int big = 4 << 20;
+	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big)) ||
+	    (s->fixed_port && connect(s->fd, (struct sockaddr *)&s->to, sizeof(s->to)))) {
+		nvt_err_set(err, errno, "udp sink: %s: %s", a->arg, strerror(errno));
+		if (s->fd >= 0)
+			close(s->fd);
+		free(s);
+		return -err->code;
+	}
+	nvt_pktplay_init(&s->pp, a, udp_send, s);
+	*state = s;
+	return 0;
+}
+
+static int udp_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t offset,
+		       struct nvt_err *err)
+{
+	struct udp_sink *s = state;
+
+	(void)offset;
+	return nvt_pktplay_feed(&s->pp, buf, bytes, err);
+}
+
+static void udp_pass(void *state)
+{
+	struct udp_sink *s = state;
+	nvt_pktplay_pass(&s->pp);
+}
+
+static void udp_report(void *state, struct nvt_sink_report *rep)
+{
+	const struct udp_sink *s = state;
+	*rep = s->pp.rep;
+}
+
+static void udp_close(void *state)
+{
+	struct udp_sink *s = state;
+
+	nvt_pktplay_free(&s->pp);
+	close(s->fd);
+	free(s);
+}
+
+const struct nvt_sink_ops nvt_sink_udp = {
+	.name = "udp",
+	.help = "sends a packet recording's UDP datagrams to udp:HOST:PORT (or udp:HOST: their "
+		"own ports) at the captured timing (--timing original, --speed) or a rate",
+	.caps = NVT_SINK_PACKETS,
+	.open = udp_open,
+	.consume = udp_consume,
+	.pass_start = udp_pass,
+	.close = udp_close,
+	.report = udp_report,
+};
