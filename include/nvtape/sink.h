@@ -31,6 +31,7 @@ struct nvt_sink_report {
 	uint64_t packets;     /* sent */
 	uint64_t skipped;     /* not sendable through this sink (not UDP, another link type) */
 	uint64_t late;        /* sent later than their deadline by more than late_ns */
+	uint64_t late_events; /* runs of late packets (a stall makes one) */
 	uint64_t late_max_ns; /* the latest one */
 };
 

@@ -147,11 +147,18 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 		pct(r->sink_cpu_ns, r->seconds), gb > 0 ? r->sink_cpu_ns / 1e9 / gb : 0);
 	if (r->problems & NVT_PP_ERRORS)
 		fprintf(f, "PROBLEM: %" PRIu64 " beats failed the pattern check\n", r->chk.corrupt);
-	if (r->problems & NVT_PP_UNDERFLOW)
+	if ((r->problems & NVT_PP_UNDERFLOW) && r->packets_late)
+		fprintf(f,
+			"PROBLEM: %" PRIu64 " packets went out more than %.0f us after their "
+			"deadline (up to %.1f us): the sender was held back (a busy CPU; --late "
+			"sets "
+			"the bound)\n",
+			r->packets_late, o->late_ns / 1e3, r->late_max_ns / 1e3);
+	if ((r->problems & NVT_PP_UNDERFLOW) && st->underflow_beats > r->packets_late)
 		fprintf(f,
 			"PROBLEM: %" PRIu64 " underflows, first after %.3f s: the stream ran dry "
 			"(reads slower than --rate?)\n",
-			st->underflow_beats, r->first_underflow_ns / 1e9);
+			st->underflow_beats - r->packets_late, r->first_underflow_ns / 1e9);
 	if (r->problems & NVT_PP_GAPS)
 		fprintf(f,
 			"PROBLEM: gap beats %" PRIu64 " != %" PRIu64 " dropped in the recording\n",

@@ -94,7 +94,7 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 		res->packets_late = rep.late;
 		res->late_max_ns = rep.late_max_ns;
 		res->st.underflow_beats += rep.late;
-		res->st.underflow_events += rep.late;
+		res->st.underflow_events += rep.late_events;
 	}
 	if (res->st.underflow_beats)
 		res->problems |= NVT_PP_UNDERFLOW;

@@ -125,10 +125,13 @@ static int on_block(const struct nvt_pcapng_block *b, void *arg)
 	}
 	p->rep.packets++;
 	if (late > p->late_ns) {
+		if (!p->was_late)
+			p->rep.late_events++;
 		p->rep.late++;
 		if (late > p->rep.late_max_ns)
 			p->rep.late_max_ns = late;
 	}
+	p->was_late = late > p->late_ns;
 	return 0;
 }
 

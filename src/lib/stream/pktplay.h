@@ -22,7 +22,7 @@ struct nvt_pktplay {
 	unsigned timing;
 	double speed;
 	uint64_t rate_bps, pps, late_ns;
-	bool started, rebase;
+	bool started, rebase, was_late;
 	uint64_t base_mono, base_ts; /* a packet captured at base_ts is due at base_mono */
 	uint64_t pass_first_ts, last_ts, last_due, pass_packets;
 	uint64_t n, bytes; /* FAST: packets and bytes scheduled so far */

@@ -79,14 +79,14 @@ enum nvt_pktw_status nvt_pktw_reserve(struct nvt_pktw *w, uint32_t caplen, uint8
 	enum nvt_pktw_status st;
 
 	if (w->size_limit && w->bytes + need + PCAPNG_ISB_BYTES > w->size_limit)
-		w->at_limit = true;
+		w->at_limit = w->size_limit_hit = true;
 	if (nvt_pktw_at_limit(w))
 		return NVT_PKTW_STOP;
 	st = room_for(w, need, w->flags);
 	if (st == NVT_PKTW_OK)
 		*data = w->p + PCAPNG_EPB_HDR;
 	else if (st == NVT_PKTW_STOP && w->size_limit && w->bytes + need > w->size_limit - 64)
-		w->at_limit = true;
+		w->at_limit = w->size_limit_hit = true;
 	return st;
 }
 

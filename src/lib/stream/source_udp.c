@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/net_tstamp.h>
+#include <linux/sock_diag.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -313,6 +314,26 @@ static int take(struct udp_src *s, unsigned sock, unsigned i)
 	}
 }
 
+/* Losses after the last datagram: the kernel tells them with the next datagram only, so the
+ * sockets' own drop counts (SO_MEMINFO) are read at the end. */
+static void tail_drops(struct udp_src *s)
+{
+	for (unsigned i = 0; i < s->cfg.nport; i++) {
+		uint32_t mi[SK_MEMINFO_VARS];
+		socklen_t len = sizeof(mi);
+		if (getsockopt(s->fd[i], SOL_SOCKET, SO_MEMINFO, mi, &len) ||
+		    len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+			continue;
+		uint32_t more = mi[SK_MEMINFO_DROPS] - s->ovfl[i];
+		if (more < (1u << 31)) { /* the count only grows (modulo 2^32) */
+			s->ovfl[i] = mi[SK_MEMINFO_DROPS];
+			s->kernel_drops += more;
+			if (!s->checking)
+				nvt_pktw_dropped(&s->w, more);
+		}
+	}
+}
+
 /* Read what one socket has: 1 = datagrams came, 0 = none, NVT_PKTW_STOP, or -errno. */
 static int drain_sock(struct udp_src *s, unsigned sock, struct nvt_err *err)
 {
@@ -438,14 +459,19 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 			rc = -EMSGSIZE;
 		}
 	}
-	if (rc >= 0 && !s->w.at_limit) {
-		/* stopped: what the sockets hold arrived before the stop, and is kept */
+	if (rc >= 0 && (!s->w.at_limit || !s->w.size_limit_hit)) {
+		/* stopped, or at the duration: what the sockets hold arrived before, and is kept */
 		unsigned taken = 0;
+		s->w.at_limit = false;
+		s->w.duration_ns = 0;
 		s->w.flags = NVT_ACQUIRE_DRAIN | NVT_ACQUIRE_NOWAIT;
 		for (unsigned i = 0; i < s->cfg.nport && taken < UDP_DRAIN_MAX; i++)
 			while (taken < UDP_DRAIN_MAX && drain_sock(s, i, err) == 1)
 				taken += UDP_BATCH;
+		s->w.at_limit = rc == NVT_SOURCE_AT_LIMIT;
 	}
+	if (rc >= 0)
+		tail_drops(s);
 	if (rc >= 0 && s->kernel_drops > s->gap_drops && s->checking)
 		/* lost in the kernel but not seen as gaps (after the last datagram, or beyond
 		 * what a short counter tells apart): indexed at the end */
