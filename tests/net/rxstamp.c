@@ -92,8 +92,11 @@ int main(int argc, char **argv)
 		orig[n] = o;
 		n++;
 	}
+	close(fd);
 	if (n < 3) {
 		printf("RX packets=%zu\n", n);
+		free(rx);
+		free(orig);
 		return 1;
 	}
 	double *err = calloc(n, sizeof(double));
@@ -109,5 +112,8 @@ int main(int argc, char **argv)
 	       n, missing, reordered, err[(n - 1) / 2], err[(n - 1) * 9 / 10],
 	       100.0 * long_gaps / (n - 1),
 	       (double)(rx[n - 1] - rx[0]) / (double)(orig[n - 1] - orig[0]));
+	free(err);
+	free(rx);
+	free(orig);
 	return 0;
 }

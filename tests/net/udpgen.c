@@ -131,6 +131,7 @@ int main(int argc, char **argv)
 				if (errno == ENOBUFS || errno == EAGAIN || errno == ECONNREFUSED)
 					continue;
 				perror("udpgen: sendmmsg");
+				free(buf);
 				return 1;
 			}
 			done += k;
@@ -139,5 +140,7 @@ int main(int argc, char **argv)
 	}
 	printf("sent %llu skipped %llu seconds %.3f\n", (unsigned long long)sent,
 	       (unsigned long long)skipped, (now_ns() - t0) / 1e9);
+	free(buf);
+	close(fd);
 	return 0;
 }

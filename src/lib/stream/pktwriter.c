@@ -43,19 +43,23 @@ static void put(struct nvt_pktw *w, size_t len)
 	w->room -= len;
 }
 
-int nvt_pktw_start(struct nvt_pktw *w, struct nvt_recorder *r, const struct nvt_source_args *a,
-		   bool live, uint16_t linktype, uint32_t snaplen, const char *ifname,
-		   const char *desc)
+void nvt_pktw_init(struct nvt_pktw *w, struct nvt_recorder *r, const struct nvt_source_args *a,
+		   bool live)
 {
-	char appl[48];
-	size_t need;
-
 	memset(w, 0, sizeof(*w));
 	w->r = r;
 	w->flags = live ? NVT_ACQUIRE_NOWAIT : 0;
 	w->size_limit = a->size_bytes;
 	w->duration_ns = a->duration_ns;
 	w->t0_mono = nvt_mono_ns();
+}
+
+int nvt_pktw_start(struct nvt_pktw *w, uint16_t linktype, uint32_t snaplen, const char *ifname,
+		   const char *desc)
+{
+	char appl[48];
+	size_t need;
+
 	snprintf(appl, sizeof(appl), "nvtape %s", nvt_version());
 	need = 256 + nvt_pcapng_idb_bytes(ifname, desc); /* the SHB is at most 256 bytes */
 	if (room_for(w, need, 0) != NVT_PKTW_OK)

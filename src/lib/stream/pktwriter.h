@@ -29,10 +29,13 @@ struct nvt_pktw {
 
 enum nvt_pktw_status { NVT_PKTW_OK, NVT_PKTW_FULL, NVT_PKTW_STOP };
 
-/* Begin: the section and interface blocks (waiting for room). 0, or NVT_PKTW_STOP when the
- * recording stopped before they were written. */
-int nvt_pktw_start(struct nvt_pktw *w, struct nvt_recorder *r, const struct nvt_source_args *a,
-		   bool live, uint16_t linktype, uint32_t snaplen, const char *ifname,
+/* Set up for the recording r (live: a capture that drops rather than waits; the limits count
+ * from now). */
+void nvt_pktw_init(struct nvt_pktw *w, struct nvt_recorder *r, const struct nvt_source_args *a,
+		   bool live);
+/* Begin the stream: the section and interface blocks (waiting for room). 0, or NVT_PKTW_STOP
+ * when the recording stopped before they were written. */
+int nvt_pktw_start(struct nvt_pktw *w, uint16_t linktype, uint32_t snaplen, const char *ifname,
 		   const char *desc);
 /* Room for a packet of caplen captured bytes: *data is where its bytes go. FULL: no free
  * chunk (live sources drop the packet: nvt_pktw_dropped); STOP: the recording is stopping or

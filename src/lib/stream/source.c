@@ -10,11 +10,11 @@
 
 /* The built-in sources, each in its own file. */
 extern const struct nvt_source_ops nvt_source_tpg, nvt_source_stdin, nvt_source_dev,
-	nvt_source_fdrec, nvt_source_shm, nvt_source_udp, nvt_source_pcap;
+	nvt_source_fdrec, nvt_source_shm, nvt_source_udp, nvt_source_pcap, nvt_source_packet;
 static const struct nvt_source_ops *sources[MAX_SOURCES] = {
-	&nvt_source_tpg, &nvt_source_stdin, &nvt_source_dev, &nvt_source_fdrec,
-	&nvt_source_shm, &nvt_source_udp,   &nvt_source_pcap};
-static unsigned nsources = 7;
+	&nvt_source_tpg, &nvt_source_stdin, &nvt_source_dev,  &nvt_source_fdrec,
+	&nvt_source_shm, &nvt_source_udp,   &nvt_source_pcap, &nvt_source_packet};
+static unsigned nsources = 8;
 
 static size_t name_len(const char *name)
 {

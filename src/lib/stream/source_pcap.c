@@ -38,7 +38,7 @@ static int begin(struct imp *x, struct nvt_recorder *r, uint16_t linktype, uint3
 	x->linktype = linktype;
 	x->snaplen = snaplen;
 	x->started = true;
-	if (nvt_pktw_start(&x->w, r, x->a, false, linktype, snaplen, name,
+	if (nvt_pktw_start(&x->w, linktype, snaplen, name,
 			   "imported by nvtape from a capture file"))
 		x->stop = true;
 	return 0;
@@ -250,7 +250,7 @@ static int pcap_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 
 	if (fd < 0)
 		return fd;
-	x.w.r = r;
+	nvt_pktw_init(&x.w, r, a, false);
 	memcpy(&m, hdr, 4);
 	rc = m == PCAPNG_SHB ? pcapng(&x, fd, hdr, 24, err) : classic(&x, fd, hdr, err);
 	close(fd);

@@ -445,8 +445,8 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	snprintf(name, sizeof(name), "udp:%.56s", a->arg);
 	snprintf(desc, sizeof(desc), "UDP datagrams on %u port%s, receive buffer %d KiB",
 		 s->cfg.nport, s->cfg.nport > 1 ? "s" : "", got >> 10);
-	if (nvt_pktw_start(&s->w, r, a, true, LINKTYPE_RAW, NVT_IPV4_UDP_HDR + s->cfg.snaplen, name,
-			   desc))
+	nvt_pktw_init(&s->w, r, a, true);
+	if (nvt_pktw_start(&s->w, LINKTYPE_RAW, NVT_IPV4_UDP_HDR + s->cfg.snaplen, name, desc))
 		goto out; /* stopped before it began */
 	rc = udp_loop(s, err);
 	if (rc == NVT_PKTW_STOP) {

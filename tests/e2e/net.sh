@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The udp source, between two network namespaces joined by veth (traffic never leaves the
+# The network sources and sinks, between two network namespaces joined by veth (traffic never leaves the
 # machine; a blackhole route keeps 10.200.x off the real network while the test runs):
 # datagrams kept whole as pcapng that tshark and capinfos read with the exact count and times;
 # injected sequence gaps (a u32 counter, VITA-49, VDIF) found and placed in the drop index
 # (epb_dropcount in the export); kernel losses with a small receive buffer counted so that the
-# index equals what the sender sent minus what was kept; several ports; bad arguments.
+# index equals what the sender sent minus what was kept; several ports; bad arguments; replay
+# through the udp and packet sinks; a pcap import; whole-link capture with a filter, and its
+# capture ring overflowing while nvtape is stopped (the kernel's count indexed).
 . "$(dirname "$0")/lib.sh"
 need_root
 GEN=${NVT_TEST_DIR:?}/udpgen
@@ -14,14 +16,16 @@ command -v tshark >/dev/null && command -v capinfos >/dev/null ||
 . "$(dirname "$0")/netns.sh"
 net_up
 
-# start_rec PORT ARGS...: nvtape recording in namespace B in the background (pid in $rp), once
-# it receives on PORT
+# start_rec PORT ARGS... FILE: nvtape recording in namespace B in the background (pid in $rp),
+# once it receives on PORT (its sockets are bound after the header is written: a port bound
+# before that is the source's check of the arguments)
 start_rec() {
 	local port=$1
 	shift
 	rm -f "$T/r.out" "$T/r.err"
 	ip netns exec "$NB" "$NVT" record "$@" >"$T/r.out" 2>"$T/r.err" &
 	rp=$!
+	wait_header "${@: -1}" 1
 	for i in $(seq 200); do
 		ip netns exec "$NB" ss -Hlun "sport = :$port" | grep -q . && return 0
 		sleep 0.05
@@ -166,3 +170,46 @@ expect_rc 0 "$NVT" record --size 1M "$T/tpg.nvt"
 expect_rc 64 "$NVT" play --sink udp:"$IPB":4030 "$T/tpg.nvt"
 expect_rc 64 "$NVT" play --sink checker "$T/in.nvt"
 ok "pcap imported and exported unchanged; replayed at its timing (duration ratio $ratio)"
+
+# 9. whole-link capture on the peer with a filter: frames to a neighbour that does not exist
+# (B's IP drops them, AF_PACKET sees them); another port's frames are filtered out in the kernel
+ip -n "$NA" neigh replace 10.200.0.99 lladdr 02:00:00:00:00:99 dev "$IFA" nud permanent
+start_cap() {
+	rm -f "$T/r.out" "$T/r.err"
+	ip netns exec "$NB" "$NVT" record --source "packet:$IFB,$1" "${@:2}" >"$T/r.out" 2>"$T/r.err" &
+	rp=$!
+	for i in $(seq 200); do
+		# bound to the interface (before the bind it shows *:*)
+		ip netns exec "$NB" ss -H -0 -a 2>/dev/null | grep -q ":$IFB " && return 0
+		sleep 0.05
+	done
+	cat "$T/r.err"
+	fail "the capture did not start"
+}
+start_cap "filter=udp dst port 7000" --duration 2 -q "$T/p.nvt"
+ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 20000 >"$T/g.out" || fail "udpgen"
+ip netns exec "$NA" "$GEN" 10.200.0.99 7001 1472 500 >/dev/null || fail "udpgen"
+end_rec 0
+[ "$(field packets)" = 20000 ] && [ "$(field drops)" = 0 ] || fail "capture: $(grep RESULT "$T/out")"
+expect_rc 0 "$NVT" export --format pcapng -o "$T/p.pcapng" "$T/p.nvt"
+[ "$(capinfos -M -c -T -r "$T/p.pcapng" 2>/dev/null | awk '{print $2}')" = 20000 ] || fail "capinfos"
+[ "$(tshark -r "$T/p.pcapng" -T fields -e udp.dstport -e frame.len 2>/dev/null | sort -u)" = "$(printf '7000\t1514')" ] ||
+	fail "frames in the capture"
+ok "capture with a kernel filter: 20000 frames, the other port's left out"
+
+# 10. the capture ring overflows while nvtape is stopped (SIGSTOP): the kernel's count is
+# indexed, and kept + dropped = sent
+start_cap "filter=udp dst port 7000,ring=4M" --duration 4 -q "$T/q.nvt"
+ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 100000 50000 >"$T/g.out" &
+g=$!
+sleep 0.2
+pk=$(pgrep -f "record --source packet:$IFB" | head -n 1)
+kill -STOP "$pk"
+sleep 1.2
+kill -CONT "$pk"
+wait $g
+end_rec 2
+kd=$(field kernel_drops)
+[ "$kd" -gt 0 ] && [ "$(field drops)" = "$kd" ] && [ $(($(field packets) + kd)) = 100000 ] ||
+	fail "overflow: $(grep RESULT "$T/out")"
+ok "capture ring overflow: $kd frames lost, indexed, kept + lost = sent"
