@@ -30,7 +30,7 @@ struct imp {
 };
 
 /* The section and interface blocks once the link type is known. */
-static int begin(struct imp *x, struct nvt_recorder *r, uint16_t linktype, uint32_t snaplen)
+static int begin(struct imp *x, uint16_t linktype, uint32_t snaplen)
 {
 	char name[80];
 
@@ -74,7 +74,7 @@ static int on_block(const struct nvt_pcapng_block *b, void *arg)
 			return -EINVAL;
 		}
 		if (x->linktype < 0)
-			begin(x, x->w.r, b->linktype, b->snaplen ? b->snaplen : 262144);
+			begin(x, b->linktype, b->snaplen ? b->snaplen : 262144);
 		return 0;
 	case PCAPNG_EPB:
 	case PCAPNG_SPB:
@@ -112,7 +112,7 @@ static int classic(struct imp *x, int fd, const uint8_t *hdr, struct nvt_err *er
 		return -ENOMEM;
 	}
 	setvbuf(f, NULL, _IOFBF, PIECE);
-	begin(x, x->w.r, (uint16_t)rd32(hdr + 20, swap), rd32(hdr + 16, swap));
+	begin(x, (uint16_t)rd32(hdr + 20, swap), rd32(hdr + 16, swap));
 	while (!x->stop) {
 		size_t n = fread(h, 1, 16, f);
 		if (n == 0)
