@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests: pcapng blocks written by nvtape read back whole and in pieces of every size
+ * (padding, statistics, nanosecond and microsecond resolutions, a big-endian section); the
+ * IPv4/UDP header the udp source builds is found again; the packet sequence checks (a counter
+ * in the payload, VITA-49, VDIF with its rate given or learned) count the packets missing. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "format/netpkt.h"
+#include "format/pcapng.h"
+#include "stream/pktcheck.h"
+
+struct got {
+	uint32_t type[64];
+	uint64_t ts[64];
+	uint32_t caplen[64];
+	unsigned n;
+	uint64_t recv, drop;
+};
+
+static int on_block(const struct nvt_pcapng_block *b, void *arg)
+{
+	struct got *g = arg;
+	if (g->n < 64) {
+		g->type[g->n] = b->type;
+		g->ts[g->n] = b->ts_ns;
+		g->caplen[g->n] = b->caplen;
+		g->n++;
+	}
+	if (b->type == PCAPNG_ISB) {
+		g->recv = b->isb_recv;
+		g->drop = b->isb_drop;
+	}
+	return 0;
+}
+
+/* SHB, IDB, three packets (the second cut at a padding block), ISB */
+static size_t build(uint8_t *buf)
+{
+	size_t n = nvt_pcapng_shb(buf, "nvtape test", "Linux");
+	n += nvt_pcapng_idb(buf + n, LINKTYPE_RAW, 65535, "udp:4000", "test");
+	for (unsigned i = 0; i < 3; i++) {
+		uint32_t cap = 28 + 5 + i;
+		nvt_ipv4_udp_header(buf + n + PCAPNG_EPB_HDR, htonl(0x0a000001), htons(1000),
+				    htonl(0x0a000002), htons(4000), 5 + i);
+		memset(buf + n + PCAPNG_EPB_HDR + 28, 'a' + (int)i, 5 + i);
+		nvt_pcapng_epb_start(buf + n, 1700000000123456789ull + i, cap, cap);
+		n += nvt_pcapng_epb_end(buf + n, cap);
+		if (i == 0) {
+			nvt_pcapng_pad(buf + n, 40);
+			n += 40;
+		}
+	}
+	n += nvt_pcapng_isb(buf + n, 5, 10, 2, 1, 2);
+	return n;
+}
+
+static void test_round_trip_in_pieces(void **state)
+{
+	uint8_t buf[2048];
+	size_t len = build(buf);
+	(void)state;
+
+	for (size_t piece = 1; piece <= len; piece++) {
+		struct nvt_pcapng_reader r;
+		struct got g = {0};
+		struct nvt_err err = {0};
+		nvt_pcapng_reader_init(&r);
+		for (size_t at = 0; at < len; at += piece)
+			assert_int_equal(nvt_pcapng_feed(&r, buf + at,
+							 len - at < piece ? len - at : piece,
+							 on_block, &g, &err),
+					 0);
+		assert_true(nvt_pcapng_reader_clean(&r));
+		assert_int_equal(g.n, 7);
+		assert_int_equal(g.type[0], PCAPNG_SHB);
+		assert_int_equal(g.type[1], PCAPNG_IDB);
+		assert_int_equal(g.type[2], PCAPNG_EPB);
+		assert_int_equal(g.type[3], PCAPNG_PAD);
+		assert_int_equal(g.type[6], PCAPNG_ISB);
+		assert_true(g.ts[5] == 1700000000123456789ull + 2);
+		assert_int_equal(g.caplen[4], 28 + 6);
+		assert_true(g.recv == 10 && g.drop == 2);
+		nvt_pcapng_reader_free(&r);
+	}
+}
+
+static int find_udp(const struct nvt_pcapng_block *b, void *arg)
+{
+	struct nvt_udp_view u;
+	unsigned *n = arg;
+
+	if (b->type != PCAPNG_EPB)
+		return 0;
+	assert_true(nvt_udp_find(b->linktype, b->data, b->caplen, &u));
+	assert_int_equal(ntohs(u.dport), 4000);
+	assert_int_equal(ntohs(u.sport), 1000);
+	assert_int_equal(u.len, 5 + *n);
+	assert_int_equal(u.payload[0], 'a' + (int)*n);
+	(*n)++;
+	return 0;
+}
+
+static void test_udp_headers(void **state)
+{
+	uint8_t buf[2048];
+	size_t len = build(buf);
+	struct nvt_pcapng_reader r;
+	struct nvt_err err = {0};
+	unsigned n = 0;
+	(void)state;
+
+	nvt_pcapng_reader_init(&r);
+	assert_int_equal(nvt_pcapng_feed(&r, buf, len, find_udp, &n, &err), 0);
+	assert_int_equal(n, 3);
+	nvt_pcapng_reader_free(&r);
+}
+
+static void test_bad_streams(void **state)
+{
+	uint8_t buf[2048];
+	size_t len = build(buf);
+	struct nvt_pcapng_reader r;
+	struct nvt_err err = {0};
+	uint32_t v;
+	(void)state;
+
+	/* a stream that does not start with a section header */
+	nvt_pcapng_reader_init(&r);
+	assert_int_equal(nvt_pcapng_feed(&r, buf + 28 * 0 + 60, len - 60, NULL, NULL, &err),
+			 -EPROTO);
+	nvt_pcapng_reader_free(&r);
+	/* the two lengths of a block differ */
+	memset(&err, 0, sizeof(err));
+	memcpy(&v, buf + 4, 4);
+	buf[v - 4] ^= 4;
+	nvt_pcapng_reader_init(&r);
+	assert_int_equal(nvt_pcapng_feed(&r, buf, len, NULL, NULL, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "lengths differ"));
+	nvt_pcapng_reader_free(&r);
+}
+
+/* a big-endian section with microsecond timestamps (the default resolution) */
+static void test_big_endian_microseconds(void **state)
+{
+	static const uint8_t be[] = {
+		0x0a, 0x0d, 0x0d, 0x0a, 0,    0,    0,    28,   0x1a, 0x2b, 0x3c, 0x4d, 0,  1, 0,
+		0,    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0,    0,    0,    28, /* SHB
+											     */
+		0,    0,    0,    1,    0,    0,    0,    20,   0,    1,    0,    0,    0,  0, 0xff,
+		0xff, 0,    0,    0,    20, /* IDB */
+		0,    0,    0,    6,    0,    0,    0,    36,   0,    0,    0,    0,    0,  0, 0,
+		1,    0,    0,    0,    2,    0,    0,    0,    4,    0,    0,    0,    4,  1, 2,
+		3,    4,    0,    0,    0,    36 /* EPB: ts (1 << 32) + 2 us */
+	};
+	struct nvt_pcapng_reader r;
+	struct nvt_err err = {0};
+	struct got g = {0};
+	(void)state;
+
+	nvt_pcapng_reader_init(&r);
+	assert_int_equal(nvt_pcapng_feed(&r, be, sizeof(be), on_block, &g, &err), 0);
+	assert_int_equal(g.n, 3);
+	assert_true(g.ts[2] == ((1ull << 32) + 2) * 1000);
+	assert_int_equal(g.caplen[2], 4);
+	nvt_pcapng_reader_free(&r);
+}
+
+static uint64_t u32be(struct nvt_pktcheck *c, uint32_t v)
+{
+	uint8_t p[8] = {0};
+	v = htonl(v);
+	memcpy(p + 2, &v, 4);
+	return nvt_pktcheck_packet(c, p, sizeof(p));
+}
+
+static void test_counter_in_payload(void **state)
+{
+	struct nvt_pktcheck c;
+	struct nvt_err err = {0};
+	(void)state;
+
+	assert_int_equal(nvt_pktcheck_parse("counter:u32be@2", &c, &err), 0);
+	assert_true(u32be(&c, 10) == 0 && u32be(&c, 11) == 0);
+	assert_true(u32be(&c, 15) == 3);
+	assert_true(u32be(&c, 16) == 0);
+	assert_true(c.cc.counts.gaps == 1 && c.cc.counts.gap_beats == 3);
+	uint8_t shortp[3] = {0};
+	assert_true(nvt_pktcheck_packet(&c, shortp, 3) == 0 && c.short_packets == 1);
+	assert_int_equal(nvt_pktcheck_parse("vdif:0", &c, &err), -EINVAL);
+	assert_int_equal(nvt_pktcheck_parse("bogus", &c, &err), -EINVAL);
+}
+
+static uint64_t vita(struct nvt_pktcheck *c, unsigned type, unsigned count)
+{
+	uint8_t p[8] = {(uint8_t)(type << 4), (uint8_t)(count & 15), 0, 4};
+	return nvt_pktcheck_packet(c, p, sizeof(p));
+}
+
+static void test_vita49(void **state)
+{
+	struct nvt_pktcheck c;
+	struct nvt_err err = {0};
+	uint64_t missing = 0;
+	(void)state;
+
+	assert_int_equal(nvt_pktcheck_parse("vita49", &c, &err), 0);
+	for (unsigned i = 0; i < 40; i++)
+		if (i != 20 && i != 21 && i != 22)
+			missing += vita(&c, 1, i);
+	assert_true(vita(&c, 4, 7) == 0 && c.other_packets == 1); /* a context packet */
+	assert_true(missing == 3);
+}
+
+static uint64_t vdif(struct nvt_pktcheck *c, uint32_t sec, uint32_t frame)
+{
+	uint8_t p[32] = {0};
+	uint32_t w0 = htole32(sec), w1 = htole32(frame);
+	memcpy(p, &w0, 4);
+	memcpy(p + 4, &w1, 4);
+	return nvt_pktcheck_packet(c, p, sizeof(p));
+}
+
+static void test_vdif(void **state)
+{
+	struct nvt_pktcheck c;
+	struct nvt_err err = {0};
+	uint64_t missing = 0;
+	(void)state;
+
+	/* the rate learned at the first change of second; a gap across the next one */
+	assert_int_equal(nvt_pktcheck_parse("vdif", &c, &err), 0);
+	for (uint64_t s = 100; s < 103; s++)
+		for (uint32_t f = 0; f < 50; f++)
+			if (!(s == 101 && f >= 48) && !(s == 102 && f < 2) &&
+			    !(s == 100 && f == 10))
+				missing += vdif(&c, (uint32_t)s, f);
+	assert_true(c.fps == 50);
+	assert_true(missing == 5);
+	/* the rate given */
+	assert_int_equal(nvt_pktcheck_parse("vdif:50", &c, &err), 0);
+	missing = vdif(&c, 7, 49) + vdif(&c, 9, 0);
+	assert_true(missing == 50);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip_in_pieces),
+		cmocka_unit_test(test_udp_headers),
+		cmocka_unit_test(test_bad_streams),
+		cmocka_unit_test(test_big_endian_microseconds),
+		cmocka_unit_test(test_counter_in_payload),
+		cmocka_unit_test(test_vita49),
+		cmocka_unit_test(test_vdif),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
