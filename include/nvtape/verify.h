@@ -76,6 +76,12 @@ struct nvt_verify_result {
 	uint64_t sums_good, sums_bad, sums_bad_bytes; /* spans that match, that do not */
 	uint64_t sums_unchecked_bytes;                /* data bytes no checksum covers (none: 0) */
 	bool sums_damaged;                            /* the spans do not follow each other */
+	/* packet recordings (docs/packets.md): the pcapng blocks walked (a broken stream is
+	 * corrupt), the packets counted, and with a packet check (--check counter:..., vita49,
+	 * vdif, or the one recorded) chk counts packets checked and gap_beats packets missing,
+	 * each gap matched against the drop events between it and the packet before */
+	bool packets_walked, packet_checked;
+	uint64_t packets;
 };
 
 NVT_API void nvt_verify_opts_default(struct nvt_verify_opts *o);

@@ -148,6 +148,8 @@ static void verify_json(const struct nvt_verify_opts *o, const struct ver_cli *c
 		nvt_counter_format(&r->counter, spec, sizeof(spec));
 		json_str(&j, "check", spec);
 	}
+	json_bool(&j, "packet_checked", r->packet_checked);
+	json_uint(&j, "packets", r->packets);
 	json_uint(&j, "beats", r->chk.beats);
 	json_uint(&j, "gaps", r->chk.gaps);
 	json_uint(&j, "gap_beats", r->chk.gap_beats);
@@ -305,6 +307,14 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 		pattern_summary(r, c, mbps);
 	else if (r->counter_checked)
 		counter_summary(r, c, mbps);
+	else if (r->packets_walked)
+		printf("  packets         %" PRIu64 " in whole pcapng blocks%s; %" PRIu64
+		       " gaps (%" PRIu64 " packets missing), %" PRIu64 " matched by the drop "
+		       "index, %" PRIu64 " not; %" PRIu64 " drop events without a gap, %" PRIu64
+		       " packets dropped after the last\n",
+		       r->packets, r->packet_checked ? ", sequence checked" : " (no packet check)",
+		       r->chk.gaps, r->chk.gap_beats, r->gaps_matched, r->gaps_unmatched,
+		       r->events_unmatched, r->drops_after_end);
 	else if (!r->sums_checked)
 		printf("  data            not a test-pattern recording: header, sizes and index "
 		       "checked, content is up to its consumer\n");
@@ -313,8 +323,9 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 		       " bytes)%s; %" PRIu64 " bytes not covered%s\n",
 		       r->sums_good, r->sums_bad, r->sums_bad_bytes,
 		       r->sums_bad > c->max_errors ? " (list capped)" : "", r->sums_unchecked_bytes,
-		       r->pattern_checked || r->counter_checked ? ""
-								: "; content checked by them only");
+		       r->pattern_checked || r->counter_checked || r->packet_checked
+			       ? ""
+			       : "; content checked by them only");
 	else if (r->rec.format == NVT_FMT_NVTAPE && r->rec.valid_bytes)
 		printf("  chunk CRC32C    none in this recording (written before nvtape kept them, "
 		       "or with --checksum none)\n");
@@ -322,10 +333,10 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 	printf("RESULT result=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
 	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
 	       " backward=%" PRIu64 " chunks_good=%" PRIu64 " chunks_bad=%" PRIu64
-	       " complete=%d seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
+	       " complete=%d packets=%" PRIu64 " seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
 	       cli_result_name(rc), r->checked_bytes, r->chk.beats, r->chk.gaps, r->chk.gap_beats,
 	       r->rec.drop_count, r->drops_match, r->chk.corrupt, r->chk.backward, r->sums_good,
-	       r->sums_bad, r->rec.complete, r->seconds, mbps, r->cpu_ns / 1e9, rc);
+	       r->sums_bad, r->rec.complete, r->packets, r->seconds, mbps, r->cpu_ns / 1e9, rc);
 }
 
 static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)

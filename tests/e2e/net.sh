@@ -73,6 +73,22 @@ expect_rc 0 "$NVT" export --format pcapng --from 0.25 --to 0.5 -o "$T/r.pcapng" 
 n=$(capinfos -M -c -T -r "$T/r.pcapng" 2>/dev/null | awk '{print $2}')
 [ "$n" -gt 4000 ] && [ "$n" -lt 6000 ] || fail "a quarter second at 20000/s holds $n packets"
 expect_rc 64 "$NVT" export --format sigmf -o "$T/s" "$T/a.nvt"
+expect_rc 0 "$NVT" verify "$T/a.nvt"
+[ "$(field packets)" = 20000 ] && [ "$(field beats)" = 20000 ] || fail "verify: $(grep RESULT "$T/out")"
+# a block length damaged (and its chunk checksum with it): the walk stops there, exit 2
+cp "$T/a.nvt" "$T/bad.nvt"
+python3 - "$T/bad.nvt" <<'PY'
+import struct, sys
+f = open(sys.argv[1], "r+b")
+at = 4096
+for _ in range(1000):  # the 1000th block's length: 6 (below 12, not a multiple of 4)
+    f.seek(at + 4)
+    at += struct.unpack("<I", f.read(4))[0]
+f.seek(at + 4)
+f.write(struct.pack("<I", 6))
+PY
+expect_rc 2 "$NVT" verify "$T/bad.nvt"
+[ "$(field corrupt)" -ge 1 ] || fail "a damaged block: $(grep RESULT "$T/out")"
 ok "20000 datagrams kept; pcapng, pcap and the data section read by tshark and capinfos"
 
 # 2. gaps the sender leaves: found, counted, indexed where they are, shown in the export
@@ -87,7 +103,10 @@ expect_rc 0 "$NVT" export --format pcapng -o "$T/b.pcapng" "$T/b.nvt"
 tshark -r "$T/b.pcapng" -Y frame.drop_count -T fields -e frame.drop_count -e udp.payload 2>/dev/null >"$T/d.txt"
 [ "$(awk '{s += $1} END {print s}' "$T/d.txt")" = "$skipped" ] || fail "epb_dropcount sum"
 grep -q "^5	000003ed" "$T/d.txt" || fail "the 5 lost before seq 1005: $(head -n 3 "$T/d.txt")"
-ok "sequence gaps ($skipped packets) indexed where they are, epb_dropcount in the export"
+expect_rc 2 "$NVT" verify "$T/b.nvt"
+[ "$(field packets)" = "$bsent" ] && [ "$(field gap_beats)" = "$skipped" ] && [ "$(field drops_match)" = 1 ] ||
+	fail "verify: $(grep RESULT "$T/out")"
+ok "sequence gaps ($skipped packets) indexed where they are, epb_dropcount in the export, verify matches them"
 
 # 3. presets: VITA-49's 4-bit count, VDIF's seconds and frame numbers (across a second)
 start_rec 4002 --source udp:4002 --check vita49 --duration 2 -q "$T/v.nvt"
@@ -110,7 +129,9 @@ kd=$(field kernel_drops)
 [ "$kd" -gt 0 ] || fail "no kernel loss with a 64 KiB buffer: $(grep RESULT "$T/out")"
 [ "$(field drops)" = $(($(sent) - $(field packets))) ] || fail "drops != sent - kept: $(cat "$T/g.out") $(grep RESULT "$T/out")"
 [ "$(field drops)" = "$kd" ] || fail "index $(field drops) != kernel $kd"
-ok "kernel losses ($kd of $(sent)): index = sent - kept = the kernel's count"
+expect_rc 2 "$NVT" verify "$T/k.nvt"
+[ "$(field drops_match)" = 1 ] || fail "verify after kernel losses: $(grep RESULT "$T/out")"
+ok "kernel losses ($kd of $(sent)): index = sent - kept = the kernel's count, verify matches the gaps"
 
 # 5. several ports at once, one capture
 start_rec 4013 --source udp:4010-4011,4013 --duration 2 -q "$T/m.nvt"
@@ -242,7 +263,12 @@ if [ -d /sys/fs/cgroup/blkio ]; then
 		fail "the export holds another count than $kept"
 	[ "$(tshark -r "$T/t.pcapng" -T fields -e frame.drop_count 2>/dev/null | awk '{s += $1} END {print s + 0}')" -le "$d" ] ||
 		fail "more epb_dropcount than drops"
-	ok "20 MB/s of datagrams into a 5 MB/s drive: $d dropped for want of a free chunk, indexed"
+	# recorded without a check, verified with one: the packets that found no chunk are gaps
+	# exactly where the index has them (those after the last packet kept have no gap)
+	expect_rc 2 "$NVT" verify --check counter:u32be@0 "$MNT/t.nvt"
+	[ "$(field gap_beats)" -gt 0 ] && [ "$(field gap_beats)" -le "$d" ] && [ "$(field drops_match)" = 1 ] ||
+		fail "verify the throttled recording: $(grep RESULT "$T/out")"
+	ok "20 MB/s of datagrams into a 5 MB/s drive: $d dropped for want of a free chunk, indexed; verify finds them"
 else
 	echo "skip: throttled drive (needs the blkio cgroup)"
 fi

@@ -13,7 +13,11 @@
 #include "control/counter_pick.h"
 #include "control/scan.h"
 #include "format/index.h"
+#include "format/netpkt.h"
+#include "format/pcapng.h"
 #include "format/sums.h"
+#include "nvtape/meta.h"
+#include "stream/pktcheck.h"
 #include "util/mul.h"
 #include "util/sysutil.h"
 
@@ -27,6 +31,11 @@ struct vstate {
 	bool content;                /* the pattern or a counter is checked */
 	struct nvt_index ix;
 	struct nvt_sums_check sums; /* when res->sums_checked */
+	/* packet recordings: the pcapng stream walked block by block, the packet check */
+	struct nvt_pcapng_reader rd;
+	struct nvt_pktcheck pc;
+	uint64_t pkt_end; /* data offset where the last packet's block ends */
+	int pkt_rc;       /* the stream's first error (the walk stops there) */
 };
 
 void nvt_verify_opts_default(struct nvt_verify_opts *o)
@@ -61,13 +70,55 @@ static void on_check(void *arg, const struct nvt_check_event *e)
 		v->o->on_event(e, v->o->arg);
 }
 
+/* A gap before a packet whose block starts at data offset at: the drop events between the last
+ * packet's block and this one are its drops (a padding block may lie between). */
+static void packet_gap(struct vstate *v, uint64_t at, uint64_t missing)
+{
+	struct nvt_verify_result *res = v->res;
+	uint64_t sum = 0;
+
+	while (v->next_ev < v->nev && v->ev[v->next_ev].data_offset < v->pkt_end) {
+		res->events_unmatched++;
+		v->next_ev++;
+	}
+	while (v->next_ev < v->nev && v->ev[v->next_ev].data_offset <= at)
+		sum += v->ev[v->next_ev++].beats;
+	if (sum == missing)
+		res->gaps_matched++;
+	else
+		res->gaps_unmatched++;
+}
+
+static int on_packet_block(const struct nvt_pcapng_block *b, void *arg)
+{
+	struct vstate *v = arg;
+	struct nvt_udp_view u;
+	uint64_t at = v->rd.pos, before;
+
+	if (b->type != PCAPNG_EPB && b->type != PCAPNG_SPB)
+		return 0;
+	v->res->packets++;
+	if (v->res->packet_checked && nvt_udp_find(b->linktype, b->data, b->caplen, &u)) {
+		before = v->pc.cc.counts.gaps;
+		uint64_t missing = nvt_pktcheck_packet(&v->pc, u.payload, u.len);
+		if (v->pc.cc.counts.gaps != before)
+			packet_gap(v, at, missing);
+	}
+	v->pkt_end = at + b->len;
+	return 0;
+}
+
 static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 {
 	struct vstate *v = arg;
 
 	if (v->res->sums_checked)
 		nvt_sums_check_feed(&v->sums, buf, bytes, off - v->res->rec.data_offset);
-	if (v->res->counter_checked)
+	if (v->res->packets_walked) {
+		if (!v->pkt_rc)
+			v->pkt_rc = nvt_pcapng_feed(&v->rd, buf, bytes, on_packet_block, v,
+						    &v->res->err);
+	} else if (v->res->counter_checked)
 		nvt_counter_check_feed(&v->cc, buf, bytes, off);
 	else if (v->res->pattern_checked)
 		nvt_checker_feed(&v->res->chk, buf, bytes - bytes % 16, off);
@@ -125,6 +176,27 @@ static void pattern_hint(const struct nvt_verify_opts *o, const struct nvt_layou
 	}
 }
 
+/* A packet recording: its pcapng blocks walked, and its packets checked with --check or the
+ * check it was recorded with (metadata nvtape:packet_check). 0 or -EINVAL. */
+static int packets_setup(const struct nvt_verify_opts *o, struct vstate *v)
+{
+	struct nvt_verify_result *res = v->res;
+	char spec[NVT_CHECK_SPEC_MAX];
+	const char *check = o->check;
+
+	res->packets_walked = true;
+	nvt_pcapng_reader_init(&v->rd);
+	if ((!check || !*check) && v->ix.meta &&
+	    nvt_meta_get(v->ix.meta, "nvtape:packet_check", spec, sizeof(spec)) > 0)
+		check = spec;
+	if (!check || !*check)
+		return 0;
+	if (nvt_pktcheck_parse(check, &v->pc, &res->err))
+		return -EINVAL;
+	res->packet_checked = true;
+	return 0;
+}
+
 int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 {
 	struct vstate v = {.o = o, .res = res};
@@ -171,20 +243,26 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 	if (rec->valid_bytes % rec->beat_bytes)
 		res->problems |= NVT_VP_TAIL;
 
-	rc = nvt_counter_pick(o->check, rec, o->notice, o->arg, &res->counter, &res->err);
-	if (rc < 0)
-		goto fail;
-	res->counter_checked = rc > 0;
+	if (nvt_source_kind_is_packets(rec->source_kind)) {
+		rc = packets_setup(o, &v);
+		if (rc < 0)
+			goto fail;
+	} else {
+		rc = nvt_counter_pick(o->check, rec, o->notice, o->arg, &res->counter, &res->err);
+		if (rc < 0)
+			goto fail;
+		res->counter_checked = rc > 0;
+	}
 	res->pattern_checked = nvt_source_kind_is_pattern(rec->source_kind);
 	v.gap_unit = res->counter_checked ? res->counter.stride : rec->beat_bytes;
-	v.content = res->pattern_checked || res->counter_checked;
+	v.content = res->pattern_checked || res->counter_checked || res->packet_checked;
 	res->sums_checked = v.ix.ncrc > 0;
 	if (res->sums_checked) {
 		nvt_sums_check_init(&v.sums, v.ix.crc, v.ix.ncrc, rec->valid_bytes);
 		v.sums.on_bad = on_bad_span;
 		v.sums.arg = &v;
 	}
-	if ((v.content || res->sums_checked) && rec->valid_bytes) {
+	if ((v.content || res->sums_checked || res->packets_walked) && rec->valid_bytes) {
 		struct nvt_scan_opts so = {.layout = &L,
 					   .offset = rec->data_offset,
 					   .len = rec->valid_bytes,
@@ -207,12 +285,32 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 			goto fail;
 		if (res->sums_checked)
 			sums_result(&v);
+		if (res->packets_walked && (v.pkt_rc || !nvt_pcapng_reader_clean(&v.rd))) {
+			/* a stream that breaks off: what came before it was checked */
+			res->problems |= NVT_VP_CORRUPT;
+			res->chk.corrupt++;
+			if (o->notice) {
+				char msg[640];
+				snprintf(msg, sizeof(msg), "%s",
+					 v.pkt_rc ? res->err.msg
+						  : "the data ends inside a pcapng block");
+				o->notice(msg, o->arg);
+			}
+			memset(&res->err, 0, sizeof(res->err));
+		}
 	}
 	if (v.content && rec->valid_bytes) {
 		if (res->counter_checked)
 			res->chk = v.cc.counts;
+		if (res->packet_checked) {
+			uint64_t corrupt = res->chk.corrupt;
+			res->chk = v.pc.cc.counts;
+			res->chk.corrupt += corrupt;
+		}
+		/* drops after the last packet (or the last counter) have no gap to show them */
+		uint64_t end = res->packet_checked ? v.pkt_end : rec->valid_bytes;
 		for (uint64_t i = v.next_ev; i < v.nev; i++) {
-			if (v.ev[i].data_offset >= rec->valid_bytes)
+			if (v.ev[i].data_offset >= end)
 				res->drops_after_end =
 					v.ev[i].beats > UINT64_MAX - res->drops_after_end
 						? UINT64_MAX
@@ -250,10 +348,12 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 			pattern_hint(o, &L, rec);
 	}
 	nvt_index_clear(&v.ix);
+	nvt_pcapng_reader_free(&v.rd);
 	res->seconds = (nvt_mono_ns() - t0) / 1e9;
 	res->cpu_ns = nvt_thread_cpu_ns() - c0;
 	return 0;
 fail:
 	nvt_index_clear(&v.ix);
+	nvt_pcapng_reader_free(&v.rd);
 	return -(res->err.code ? res->err.code : EIO);
 }
