@@ -142,3 +142,21 @@ int nvt_pktplay_feed(struct nvt_pktplay *p, const uint8_t *buf, uint64_t len, st
 	p->err = err;
 	return nvt_pcapng_feed(&p->rd, buf, len, on_block, p, err);
 }
+
+int nvt_pktplay_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t offset,
+			struct nvt_err *err)
+{
+	(void)offset;
+	return nvt_pktplay_feed(state, buf, bytes, err);
+}
+
+void nvt_pktplay_pass_start(void *state)
+{
+	nvt_pktplay_pass(state);
+}
+
+void nvt_pktplay_report(void *state, struct nvt_sink_report *rep)
+{
+	const struct nvt_pktplay *p = state;
+	*rep = p->rep;
+}

@@ -39,4 +39,10 @@ int nvt_pktplay_feed(struct nvt_pktplay *p, const uint8_t *buf, uint64_t len, st
 /* The recording starts again (a loop). */
 void nvt_pktplay_pass(struct nvt_pktplay *p);
 
+/* nvt_sink_ops functions for a packet sink whose state begins with its struct nvt_pktplay. */
+int nvt_pktplay_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t offset,
+			struct nvt_err *err);
+void nvt_pktplay_pass_start(void *state);
+void nvt_pktplay_report(void *state, struct nvt_sink_report *rep);
+
 #endif

@@ -18,7 +18,7 @@
 #include "stream/pktplay.h"
 
 struct pkt_sink {
-	struct nvt_pktplay pp;
+	struct nvt_pktplay pp; /* first: the nvt_pktplay_* sink functions take the state as it */
 	int fd;
 	char ifname[IF_NAMESIZE];
 };
@@ -77,27 +77,6 @@ static int pkt_open(void **state, const struct nvt_sink_args *a, struct nvt_err 
 	return 0;
 }
 
-static int pkt_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t offset,
-		       struct nvt_err *err)
-{
-	struct pkt_sink *s = state;
-
-	(void)offset;
-	return nvt_pktplay_feed(&s->pp, buf, bytes, err);
-}
-
-static void pkt_pass(void *state)
-{
-	struct pkt_sink *s = state;
-	nvt_pktplay_pass(&s->pp);
-}
-
-static void pkt_report(void *state, struct nvt_sink_report *rep)
-{
-	const struct pkt_sink *s = state;
-	*rep = s->pp.rep;
-}
-
 static void pkt_close(void *state)
 {
 	struct pkt_sink *s = state;
@@ -113,8 +92,8 @@ const struct nvt_sink_ops nvt_sink_packet = {
 		"(--timing original, --speed) or a rate",
 	.caps = NVT_SINK_PACKETS,
 	.open = pkt_open,
-	.consume = pkt_consume,
-	.pass_start = pkt_pass,
+	.consume = nvt_pktplay_consume,
+	.pass_start = nvt_pktplay_pass_start,
 	.close = pkt_close,
-	.report = pkt_report,
+	.report = nvt_pktplay_report,
 };

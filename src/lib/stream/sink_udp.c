@@ -18,7 +18,7 @@
 #include "stream/pktplay.h"
 
 struct udp_sink {
-	struct nvt_pktplay pp;
+	struct nvt_pktplay pp; /* first: the nvt_pktplay_* sink functions take the state as it */
 	int fd;
 	struct sockaddr_in to;
 	bool fixed_port; /* HOST:PORT: connected; HOST: the recorded ports */
@@ -102,27 +102,6 @@ static int udp_open(void **state, const struct nvt_sink_args *a, struct nvt_err 
 	return 0;
 }
 
-static int udp_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t offset,
-		       struct nvt_err *err)
-{
-	struct udp_sink *s = state;
-
-	(void)offset;
-	return nvt_pktplay_feed(&s->pp, buf, bytes, err);
-}
-
-static void udp_pass(void *state)
-{
-	struct udp_sink *s = state;
-	nvt_pktplay_pass(&s->pp);
-}
-
-static void udp_report(void *state, struct nvt_sink_report *rep)
-{
-	const struct udp_sink *s = state;
-	*rep = s->pp.rep;
-}
-
 static void udp_close(void *state)
 {
 	struct udp_sink *s = state;
@@ -138,8 +117,8 @@ const struct nvt_sink_ops nvt_sink_udp = {
 		"own ports) at the captured timing (--timing original, --speed) or a rate",
 	.caps = NVT_SINK_PACKETS,
 	.open = udp_open,
-	.consume = udp_consume,
-	.pass_start = udp_pass,
+	.consume = nvt_pktplay_consume,
+	.pass_start = nvt_pktplay_pass_start,
 	.close = udp_close,
-	.report = udp_report,
+	.report = nvt_pktplay_report,
 };
