@@ -466,9 +466,13 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 	char t1[64], t2[64];
 
 	fprintf(f, "%s:\n", path);
-	fprintf(f, "  format          %s v%u, %u-byte beats\n",
-		r->format == NVT_FMT_FDREC ? "FPGA Drive Recorder" : "nvtape", r->version,
-		r->beat_bytes);
+	if (nvt_source_kind_is_packets(r->source_kind))
+		fprintf(f, "  format          nvtape v%u, packets: the data is a pcapng stream\n",
+			r->version);
+	else
+		fprintf(f, "  format          %s v%u, %u-byte beats\n",
+			r->format == NVT_FMT_FDREC ? "FPGA Drive Recorder" : "nvtape", r->version,
+			r->beat_bytes);
 	fprintf(f, "  state           %s%s%s\n",
 		r->complete ? "complete" : "INCOMPLETE (writer died; run nvtape recover)",
 		(r->flags & NVT_FLAG_RECOVERED) ? ", recovered" : "",
@@ -495,7 +499,8 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 			(unsigned long long)r->durable_bytes, r->checkpoints);
 	fprintf(f, "  drops           %llu %s in %llu events\n", (unsigned long long)r->drop_count,
 		cli_units(r), (unsigned long long)r->drop_events);
-	fprintf(f, "  first seq       %llu\n", (unsigned long long)r->first_seq);
+	if (!nvt_source_kind_is_packets(r->source_kind))
+		fprintf(f, "  first seq       %llu\n", (unsigned long long)r->first_seq);
 	if (r->chunk_bytes)
 		fprintf(f, "  ring            %u x %u bytes\n", r->chunk_count, r->chunk_bytes);
 	if (r->index_bytes)

@@ -110,7 +110,8 @@ int cmd_info(int argc, char **argv)
 		char name[512];
 		cli_print_recording(stdout, nvt_layout_name(&L, name, sizeof(name)), &rec);
 		if (n && !quiet)
-			printf("  drop events     (data offset, beats, time since start)\n");
+			printf("  drop events     (data offset, %s, time since start)\n",
+			       cli_units(&rec));
 		for (uint64_t i = 0; i < n && !quiet; i++)
 			printf("    %14" PRIu64 "  %12" PRIu64 "  %10.6f s\n", ev[i].data_offset,
 			       ev[i].beats, ev[i].time_ns / 1e9);
