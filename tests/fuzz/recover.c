@@ -55,6 +55,11 @@ static int verify(const char *path, struct nvt_verify_result *r)
 			r->chk.beats == r->rec.valid_bytes / 16 && r->chk.corrupt <= r->chk.beats,
 			"%llu beats (%llu corrupt) in %llu bytes", (unsigned long long)r->chk.beats,
 			(unsigned long long)r->chk.corrupt, (unsigned long long)r->rec.valid_bytes);
+	} else if (r->packets_walked) { /* a packet recording: its pcapng blocks are walked */
+		FUZZ_CHECK(r->checked_bytes == r->rec.valid_bytes,
+			   "walked %llu bytes of packets of %llu vouched for",
+			   (unsigned long long)r->checked_bytes,
+			   (unsigned long long)r->rec.valid_bytes);
 	} else {
 		FUZZ_CHECK(r->checked_bytes == 0, "checked a recording that is not the pattern");
 	}
