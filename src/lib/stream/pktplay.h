@@ -14,10 +14,17 @@
 #include "format/pcapng.h"
 #include "nvtape/sink.h"
 
+#define NVT_PKTPLAY_BATCH 64 /* packets handed to the sink at once when there are no deadlines */
+
+/* A sink's send: the n packets b[0..n-1] (one when each has its deadline, up to
+ * NVT_PKTPLAY_BATCH as fast as it goes); *skipped gets those not sendable through it. 0 or
+ * -errno with err set. */
+typedef int (*nvt_pktplay_send_fn)(void *ctx, const struct nvt_pcapng_block *b, unsigned n,
+				   unsigned *skipped, struct nvt_err *err);
+
 struct nvt_pktplay {
 	struct nvt_pcapng_reader rd;
-	/* sends one packet: 0, 1 = not sendable here (skipped), or -errno with err set */
-	int (*send)(void *ctx, const struct nvt_pcapng_block *b, struct nvt_err *err);
+	nvt_pktplay_send_fn send;
 	void *ctx;
 	unsigned timing;
 	double speed;
@@ -28,11 +35,12 @@ struct nvt_pktplay {
 	uint64_t n, bytes; /* FAST: packets and bytes scheduled so far */
 	struct nvt_sink_report rep;
 	struct nvt_err *err;
+	struct nvt_pcapng_block batch[NVT_PKTPLAY_BATCH]; /* packets without deadlines, to send */
+	unsigned nbatch;
 };
 
 void nvt_pktplay_init(struct nvt_pktplay *p, const struct nvt_sink_args *a,
-		      int (*send)(void *ctx, const struct nvt_pcapng_block *b, struct nvt_err *err),
-		      void *ctx);
+		      nvt_pktplay_send_fn send, void *ctx);
 void nvt_pktplay_free(struct nvt_pktplay *p);
 /* The next bytes of the data: 0 or -errno with err set. */
 int nvt_pktplay_feed(struct nvt_pktplay *p, const uint8_t *buf, uint64_t len, struct nvt_err *err);

@@ -23,20 +23,40 @@ struct pkt_sink {
 	char ifname[IF_NAMESIZE];
 };
 
-static int pkt_send(void *ctx, const struct nvt_pcapng_block *b, struct nvt_err *err)
+/* The frames of b[0..n-1] in one sendmmsg (more when the kernel takes fewer); frames of
+ * another link type, and one longer than the interface's MTU, are skipped. */
+static int pkt_send(void *ctx, const struct nvt_pcapng_block *b, unsigned n, unsigned *skipped,
+		    struct nvt_err *err)
 {
 	struct pkt_sink *s = ctx;
-	ssize_t n;
+	struct mmsghdr m[NVT_PKTPLAY_BATCH];
+	struct iovec iov[NVT_PKTPLAY_BATCH];
+	unsigned k = 0;
 
-	if (b->linktype != LINKTYPE_ETHERNET || b->caplen < 14)
-		return 1;
-	do
-		n = send(s->fd, b->data, b->caplen, 0);
-	while (n < 0 && (errno == EINTR || errno == ENOBUFS));
-	if (n < 0) {
-		if (errno == EMSGSIZE) /* longer than the interface's MTU */
-			return 1;
-		nvt_err_set(err, errno, "packet sink: send on %s: %s", s->ifname, strerror(errno));
+	for (unsigned i = 0; i < n && i < NVT_PKTPLAY_BATCH; i++) {
+		if (b[i].linktype != LINKTYPE_ETHERNET || b[i].caplen < 14) {
+			(*skipped)++;
+			continue;
+		}
+		iov[k] = (struct iovec){(void *)b[i].data, b[i].caplen};
+		m[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
+		k++;
+	}
+	for (unsigned done = 0; done < k;) {
+		int r = sendmmsg(s->fd, m + done, k - done, 0);
+		if (r > 0) {
+			done += (unsigned)r;
+			continue;
+		}
+		if (r < 0 && (errno == EINTR || errno == ENOBUFS))
+			continue;
+		if (r < 0 && errno == EMSGSIZE) { /* this frame is longer than the MTU */
+			(*skipped)++;
+			done++;
+			continue;
+		}
+		nvt_err_set(err, r < 0 ? errno : EIO, "packet sink: send on %s: %s", s->ifname,
+			    strerror(r < 0 ? errno : EIO));
 		return -err->code;
 	}
 	return 0;
