@@ -206,6 +206,18 @@ ip netns exec "$NA" "$NVT" play -q --sink packet:"$IFA" --timing fast "$T/in.nvt
 wait $rx || fail "rxstamp: $(cat "$T/rx.out")"
 grep -q "packets=3000 missing=0 reordered=0" "$T/rx.out" || fail "fast: $(cat "$T/rx.out")"
 grep -q "packets=3000 packets_skipped=0" "$T/p.out" || fail "fast: $(grep RESULT "$T/p.out")"
+# size limits that are not whole 4-byte words, and one too small for the headers: the data is
+# still whole pcapng blocks (verify walks them); a frame larger than a ring chunk: an error
+for size in 19557 19560 19566; do
+	expect_rc 0 "$NVT" record --source pcap:"$T/in.pcap" --chunk 4K --size "$size" "$T/sz.nvt"
+	expect_rc 0 "$NVT" verify "$T/sz.nvt"
+	[ "$(field packets)" -gt 100 ] || fail "--size $size: $(grep RESULT "$T/out")"
+done
+expect_rc 0 "$NVT" record --source pcap:"$T/in.pcap" --chunk 4K --size 300 "$T/sz.nvt"
+[ "$(field bytes)" = 0 ] || fail "--size 300 wrote $(field bytes) bytes"
+python3 "$(dirname "$0")/../net/mkpcap.py" "$T/big.pcap" 3 1000000 0 5000
+expect_rc 1 "$NVT" record --source pcap:"$T/big.pcap" --chunk 4K "$T/big.nvt"
+grep -q "does not fit a ring chunk" "$T/err" || fail "a frame larger than a chunk: $(cat "$T/err")"
 expect_rc 0 "$NVT" record --size 1M "$T/tpg.nvt"
 expect_rc 64 "$NVT" play --sink udp:"$IPB":4030 "$T/tpg.nvt"
 expect_rc 64 "$NVT" play --sink checker "$T/in.nvt"

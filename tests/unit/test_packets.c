@@ -244,6 +244,17 @@ static void test_vdif(void **state)
 				missing += vdif(&c, (uint32_t)s, f);
 	assert_true(c.fps == 50);
 	assert_true(missing == 5);
+	/* learned from a second that lost its last frame, then corrected when a frame number
+	 * beyond it comes: no false gap of a second's count times the seconds (the frame lost
+	 * before the rate was known is not seen: at most 1) */
+	assert_int_equal(nvt_pktcheck_parse("vdif", &c, &err), 0);
+	missing = 0;
+	for (uint32_t f = 0; f < 49; f++)
+		missing += vdif(&c, 12000000, f);
+	for (uint32_t f = 0; f < 50; f++)
+		missing += vdif(&c, 12000001, f);
+	assert_true(c.fps == 50);
+	assert_true(missing <= 1 && c.cc.counts.backward == 0);
 	/* the rate given */
 	assert_int_equal(nvt_pktcheck_parse("vdif:50", &c, &err), 0);
 	missing = vdif(&c, 7, 49) + vdif(&c, 9, 0);

@@ -327,6 +327,8 @@ static int block(struct nvt_pcapng_reader *r, const uint8_t *p, uint32_t len,
 		b.linktype = r->ifs[b.ifid].linktype;
 		break;
 	case PCAPNG_SPB:
+		if (len < 16)
+			return bad(r, err, at, "a simple packet block shorter than 16 bytes");
 		if (!r->nif)
 			return bad(r, err, at, "a packet before any interface");
 		b.origlen = get32(r, p + 8);

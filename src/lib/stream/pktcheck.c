@@ -79,21 +79,26 @@ static uint64_t vdif(struct nvt_pktcheck *c, const uint8_t *p, uint32_t len)
 				c->max_frame = frame;
 			c->have_sec = true;
 			c->last_sec = sec;
+			c->last_frame = frame;
 			seq = htole64(frame);
 			return feed(c, &seq);
 		}
 		c->fps = c->max_frame + 1;
 		c->fps_learned = true;
-		c->cc.counts.expected = c->last_sec * c->fps + c->cc.counts.last_seen + 1;
+		c->cc.counts.expected = c->last_sec * c->fps + c->last_frame + 1;
 	}
 	if (frame >= c->fps) {
 		if (!c->fps_learned) {
 			c->cc.counts.corrupt++;
 			return 0;
 		}
-		c->fps = frame + 1; /* the second it was learned from lost its last frames */
+		/* the second it was learned from lost its last frames: the count goes on from
+		 * the last frame seen, at the corrected rate */
+		c->fps = frame + 1;
+		c->cc.counts.expected = c->last_sec * c->fps + c->last_frame + 1;
 	}
 	c->last_sec = sec;
+	c->last_frame = frame;
 	seq = htole64(sec * c->fps + frame);
 	return feed(c, &seq);
 }

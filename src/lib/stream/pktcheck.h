@@ -25,7 +25,7 @@ struct nvt_pktcheck {
 	/* VDIF */
 	uint64_t fps; /* frames a second, 0 until known */
 	bool fps_learned;
-	uint64_t max_frame, last_sec;
+	uint64_t max_frame, last_sec, last_frame;
 	bool have_sec;
 };
 

@@ -28,7 +28,8 @@ void nvt_pktplay_init(struct nvt_pktplay *p, const struct nvt_sink_args *a,
 	nvt_pcapng_reader_init(&p->rd);
 	p->send = send;
 	p->ctx = ctx;
-	p->timing = a->timing;
+	/* a rate or a packet rate is the fast timing's: either implies it */
+	p->timing = a->pps || a->rate_bps ? NVT_TIMING_FAST : a->timing;
 	p->speed = a->speed > 0 ? a->speed : 1;
 	p->rate_bps = a->rate_bps;
 	p->pps = a->pps;
@@ -44,6 +45,10 @@ void nvt_pktplay_pass(struct nvt_pktplay *p)
 {
 	if (p->started)
 		p->rebase = true;
+	/* each pass is a stream of its own (a partial block at the end of one, the data cut
+	 * short, is not joined to the next one's section header) */
+	nvt_pcapng_reader_free(&p->rd);
+	nvt_pcapng_reader_init(&p->rd);
 }
 
 static void wait_until(uint64_t due)
@@ -75,9 +80,16 @@ static uint64_t deadline(struct nvt_pktplay *p, const struct nvt_pcapng_block *b
 				       ? (p->last_ts - p->pass_first_ts) / (p->pass_packets - 1)
 				       : 0;
 		p->rebase = false;
-		p->base_mono = p->last_due + (uint64_t)(gap / p->speed);
+		if (p->timing == NVT_TIMING_FAST) /* the pace goes on: one packet's time */
+			gap = p->pps        ? 1000000000u / p->pps
+			      : p->rate_bps ? (uint64_t)((unsigned __int128)p->last_len *
+							 1000000000u / p->rate_bps)
+					    : 0;
+		p->base_mono = p->last_due +
+			       (p->timing == NVT_TIMING_FAST ? gap : (uint64_t)(gap / p->speed));
 		p->base_ts = p->pass_first_ts = b->ts_ns;
 		p->pass_packets = 0;
+		p->n = p->bytes = 0;
 	}
 	p->pass_packets++;
 	p->last_ts = b->ts_ns;
@@ -94,6 +106,7 @@ static uint64_t deadline(struct nvt_pktplay *p, const struct nvt_pcapng_block *b
 		      (uint64_t)((unsigned __int128)p->bytes * 1000000000u / p->rate_bps);
 	p->n++;
 	p->bytes += b->caplen;
+	p->last_len = b->caplen;
 	return due;
 }
 

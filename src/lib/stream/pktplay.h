@@ -32,7 +32,8 @@ struct nvt_pktplay {
 	bool started, rebase, was_late;
 	uint64_t base_mono, base_ts; /* a packet captured at base_ts is due at base_mono */
 	uint64_t pass_first_ts, last_ts, last_due, pass_packets;
-	uint64_t n, bytes; /* FAST: packets and bytes scheduled so far */
+	uint64_t n, bytes; /* FAST: packets and bytes scheduled so far in this pass */
+	uint32_t last_len;
 	struct nvt_sink_report rep;
 	struct nvt_err *err;
 	struct nvt_pcapng_block batch[NVT_PKTPLAY_BATCH]; /* packets without deadlines, to send */

@@ -11,6 +11,23 @@
 
 /* Room for need bytes in one chunk, padding the rest of the current chunk when they do not
  * fit (a padding block needs 12 bytes: a block never leaves 4 or 8 bytes behind it). */
+/* The current chunk's room in whole 4-byte words (the recording's size limit may end it at
+ * any byte; pcapng blocks are words). */
+static size_t words(const struct nvt_pktw *w)
+{
+	return w->p ? w->room - w->room % 4 : 0;
+}
+
+/* The padding that need bytes would cost first: the rest of the current chunk when they do
+ * not fit there (a block never leaves 4 or 8 bytes behind it: a padding block is 12 at least). */
+static size_t pad_before(const struct nvt_pktw *w, size_t need)
+{
+	size_t room = words(w);
+	return !w->p || room == need || room >= need + PCAPNG_MIN ? 0 : room;
+}
+
+/* Room for need bytes in one chunk, padding the rest of the current chunk first when they do
+ * not fit there. */
 static enum nvt_pktw_status room_for(struct nvt_pktw *w, size_t need, unsigned flags)
 {
 	for (bool padded = false;; padded = true) {
@@ -19,19 +36,23 @@ static enum nvt_pktw_status room_for(struct nvt_pktw *w, size_t need, unsigned f
 			if (!w->p)
 				return errno == EAGAIN ? NVT_PKTW_FULL : NVT_PKTW_STOP;
 		}
-		if (w->room == need || w->room >= need + PCAPNG_MIN)
+		size_t room = words(w);
+		if (room == need || room >= need + PCAPNG_MIN)
 			return NVT_PKTW_OK;
-		if (w->room < PCAPNG_MIN) /* the size limit's last bytes: never a whole block */
+		if (room < PCAPNG_MIN) /* the size limit's last bytes: never a whole block */
 			return NVT_PKTW_STOP;
 		if (padded) { /* a whole chunk is too small for it */
 			w->too_big = true;
+			w->too_big_bytes = need;
 			return NVT_PKTW_STOP;
 		}
-		nvt_pcapng_pad(w->p, w->room);
-		nvt_recorder_commit(w->r, w->room);
-		w->bytes += w->room;
-		w->p = NULL;
-		w->room = 0;
+		nvt_pcapng_pad(w->p, room);
+		nvt_recorder_commit(w->r, room);
+		w->bytes += room;
+		w->p += room;
+		w->room -= room;
+		if (!w->room)
+			w->p = NULL;
 	}
 }
 
@@ -49,7 +70,7 @@ void nvt_pktw_init(struct nvt_pktw *w, struct nvt_recorder *r, const struct nvt_
 	memset(w, 0, sizeof(*w));
 	w->r = r;
 	w->flags = live ? NVT_ACQUIRE_NOWAIT : 0;
-	w->size_limit = a->size_bytes;
+	w->size_limit = a->size_bytes - a->size_bytes % 4; /* pcapng blocks are 4-byte words */
 	w->duration_ns = a->duration_ns;
 	w->t0_mono = nvt_mono_ns();
 }
@@ -62,11 +83,17 @@ int nvt_pktw_start(struct nvt_pktw *w, uint16_t linktype, uint32_t snaplen, cons
 
 	snprintf(appl, sizeof(appl), "nvtape %s", nvt_version());
 	need = 256 + nvt_pcapng_idb_bytes(ifname, desc); /* the SHB is at most 256 bytes */
-	if (room_for(w, need, 0) != NVT_PKTW_OK)
+	if (w->size_limit && w->size_limit < need + PCAPNG_ISB_BYTES) {
+		w->at_limit = w->size_limit_hit = true; /* not even the headers fit */
+		return NVT_PKTW_STOP;
+	}
+	/* also after a stop (a capture stopped before its first frame): the stream begins */
+	if (room_for(w, need, NVT_ACQUIRE_DRAIN) != NVT_PKTW_OK)
 		return NVT_PKTW_STOP;
 	size_t n = nvt_pcapng_shb(w->p, appl, "Linux");
 	n += nvt_pcapng_idb(w->p + n, linktype, snaplen, ifname, desc);
 	put(w, n);
+	w->begun = true;
 	return 0;
 }
 
@@ -82,15 +109,17 @@ enum nvt_pktw_status nvt_pktw_reserve(struct nvt_pktw *w, uint32_t caplen, uint8
 	uint32_t need = nvt_pcapng_epb_bytes(caplen);
 	enum nvt_pktw_status st;
 
-	if (w->size_limit && w->bytes + need + PCAPNG_ISB_BYTES > w->size_limit)
+	if (!w->begun)
+		return NVT_PKTW_STOP;
+	/* the padding it costs counts: a packet that fits the limit fits the chunk it goes to */
+	if (w->size_limit &&
+	    w->bytes + pad_before(w, need) + need + PCAPNG_ISB_BYTES > w->size_limit)
 		w->at_limit = w->size_limit_hit = true;
 	if (nvt_pktw_at_limit(w))
 		return NVT_PKTW_STOP;
 	st = room_for(w, need, w->flags);
 	if (st == NVT_PKTW_OK)
 		*data = w->p + PCAPNG_EPB_HDR;
-	else if (st == NVT_PKTW_STOP && w->size_limit && w->bytes + need > w->size_limit - 64)
-		w->at_limit = w->size_limit_hit = true;
 	return st;
 }
 
@@ -112,7 +141,9 @@ void nvt_pktw_dropped(struct nvt_pktw *w, uint64_t packets)
 
 void nvt_pktw_finish(struct nvt_pktw *w, uint64_t recv, uint64_t drop)
 {
-	if (w->size_limit && w->bytes + PCAPNG_ISB_BYTES > w->size_limit)
+	if (!w->begun ||
+	    (w->size_limit &&
+	     w->bytes + pad_before(w, PCAPNG_ISB_BYTES) + PCAPNG_ISB_BYTES > w->size_limit))
 		return;
 	if (room_for(w, PCAPNG_ISB_BYTES, NVT_ACQUIRE_DRAIN) != NVT_PKTW_OK)
 		return;

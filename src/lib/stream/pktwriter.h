@@ -23,8 +23,10 @@ struct nvt_pktw {
 	uint64_t ring_drops;                       /* packets that found no free chunk */
 	uint64_t first_ns, last_ns;                /* capture times of the first and last packet */
 	bool at_limit;                             /* the size or duration was reached */
-	bool too_big;        /* a block larger than a ring chunk (use larger chunks) */
-	bool size_limit_hit; /* the limit reached was the size */
+	bool too_big;         /* a block larger than a ring chunk (use larger chunks) */
+	bool size_limit_hit;  /* the limit reached was the size */
+	bool begun;           /* the section and interface blocks are written */
+	size_t too_big_bytes; /* the block that did not fit a chunk */
 };
 
 enum nvt_pktw_status { NVT_PKTW_OK, NVT_PKTW_FULL, NVT_PKTW_STOP };

@@ -339,10 +339,12 @@ static int pk_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	if (rc == NVT_PKTW_STOP) {
 		rc = s->w.at_limit ? NVT_SOURCE_AT_LIMIT : 0;
 		if (s->w.too_big) {
-			nvt_err_set(err, EMSGSIZE,
-				    "packet: a frame of up to %u bytes does not fit a ring chunk: "
-				    "record with larger chunks (--chunk) or a smaller snaplen=",
-				    s->cfg.snaplen);
+			nvt_err_set(
+				err, EMSGSIZE,
+				"packet: a block of %zu bytes (a frame of up to %u) does not fit "
+				"a ring chunk: record with larger chunks (--chunk) or a smaller "
+				"snaplen=",
+				s->w.too_big_bytes, s->cfg.snaplen);
 			rc = -EMSGSIZE;
 		}
 	}
@@ -357,8 +359,8 @@ static int pk_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 			if (take_block(s, bd) == NVT_PKTW_STOP)
 				break;
 		ring_stats(s);
-		if (!s->started)
-			start(s, s->hw_ts);
+		if (!s->started) /* no frame came: no timestamps to name */
+			start(s, false);
 		nvt_pktw_finish(&s->w, s->w.packets + s->kernel_drops + s->w.ring_drops,
 				s->kernel_drops + s->w.ring_drops);
 	}

@@ -257,6 +257,14 @@ static int pcap_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	if (rc >= 0 && x.started)
 		nvt_pktw_finish(&x.w, x.w.packets, 0);
 	rep->packets = x.w.packets;
+	if (rc >= 0 && x.w.too_big) {
+		nvt_err_set(
+			err, EMSGSIZE,
+			"pcap:%s: a packet block of %zu bytes does not fit a ring chunk: import "
+			"with larger chunks (--chunk); %llu packets were imported before it",
+			a->arg, x.w.too_big_bytes, (unsigned long long)x.w.packets);
+		return -EMSGSIZE;
+	}
 	if (rc >= 0 && x.w.at_limit)
 		return NVT_SOURCE_AT_LIMIT;
 	return rc;

@@ -452,10 +452,12 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	if (rc == NVT_PKTW_STOP) {
 		rc = s->w.at_limit ? NVT_SOURCE_AT_LIMIT : 0;
 		if (s->w.too_big) {
-			nvt_err_set(err, EMSGSIZE,
-				    "udp: a datagram of up to %u bytes does not fit a ring chunk: "
-				    "record with larger chunks (--chunk) or a smaller snaplen=",
-				    s->cfg.snaplen);
+			nvt_err_set(
+				err, EMSGSIZE,
+				"udp: a block of %zu bytes (a datagram of up to %u) does not fit a "
+				"ring chunk: record with larger chunks (--chunk) or a smaller "
+				"snaplen=",
+				s->w.too_big_bytes, s->cfg.snaplen);
 			rc = -EMSGSIZE;
 		}
 	}
@@ -465,10 +467,13 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		s->w.at_limit = false;
 		s->w.duration_ns = 0;
 		s->w.flags = NVT_ACQUIRE_DRAIN | NVT_ACQUIRE_NOWAIT;
-		for (unsigned i = 0; i < s->cfg.nport && taken < UDP_DRAIN_MAX; i++)
-			while (taken < UDP_DRAIN_MAX && drain_sock(s, i, err) == 1)
+		int d = 0;
+		for (unsigned i = 0; i < s->cfg.nport && taken < UDP_DRAIN_MAX && d >= 0; i++)
+			while (taken < UDP_DRAIN_MAX && (d = drain_sock(s, i, err)) == 1)
 				taken += UDP_BATCH;
 		s->w.at_limit = rc == NVT_SOURCE_AT_LIMIT;
+		if (d < 0)
+			rc = d; /* a receive failed (err says how) */
 	}
 	if (rc >= 0)
 		tail_drops(s);
@@ -477,7 +482,8 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		 * what a short counter tells apart): indexed at the end */
 		nvt_pktw_dropped(&s->w, s->kernel_drops - s->gap_drops);
 	if (rc >= 0)
-		nvt_pktw_finish(&s->w, s->received + s->kernel_drops + s->w.ring_drops,
+		/* received counts the datagrams that found no chunk too */
+		nvt_pktw_finish(&s->w, s->received + s->kernel_drops,
 				s->kernel_drops + s->w.ring_drops);
 	rep->packets = s->w.packets;
 	rep->kernel_drops = s->kernel_drops;
