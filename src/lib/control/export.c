@@ -492,32 +492,19 @@ int nvt_export(const struct nvt_export_opts *o, struct nvt_export_result *res)
 		return -EINVAL;
 	}
 	rc = packets && o->time ? 0 : resolve_range(o, &ix, res);
-	if (!rc && packets) {
-		int fd = o->out ? open_out(o->out, res) : o->out_fd;
-		if (fd < 0) {
-			rc = -EIO;
-		} else {
-			rc = nvt_export_packets(o, &L, &ix, fd, res);
-			if (o->out && close(fd) && !rc) {
-				nvt_err_set(&res->err, errno, "%s: %s", o->out, strerror(errno));
-				rc = -EIO;
-			}
-			if (o->out)
-				snprintf(res->data_path, sizeof(res->data_path), "%s", o->out);
-		}
-		nvt_index_clear(&ix);
-		return rc;
-	}
-	if (!rc && o->format != NVT_EXPORT_RAW && !o->out) {
+	if (!rc && o->format != NVT_EXPORT_RAW && !packets && !o->out) {
 		nvt_err_param(&res->err, "SigMF needs a base name for its files");
 		rc = -EINVAL;
 	}
-	if (!rc && o->format == NVT_EXPORT_RAW) {
+	if (!rc && (o->format == NVT_EXPORT_RAW || packets)) {
 		int fd = o->out ? open_out(o->out, res) : o->out_fd;
 		if (fd < 0)
 			rc = -EIO;
 		else {
-			rc = copy_range(&L, &ix, fd, NULL, res) ? -EIO : 0;
+			if (packets)
+				rc = nvt_export_packets(o, &L, &ix, fd, res);
+			else
+				rc = copy_range(&L, &ix, fd, NULL, res) ? -EIO : 0;
 			if (o->out && close(fd) && !rc) {
 				nvt_err_set(&res->err, errno, "%s: %s", o->out, strerror(errno));
 				rc = -EIO;

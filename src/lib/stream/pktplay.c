@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Packet replay on absolute deadlines (see pktplay.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stream/pktplay.h"
 #include "util/sysutil.h"
@@ -21,10 +23,11 @@ static inline void cpu_relax(void)
 #endif
 }
 
-void nvt_pktplay_init(struct nvt_pktplay *p, const struct nvt_sink_args *a,
+void nvt_pktplay_init(struct nvt_pktplay *p, const struct nvt_sink_args *a, int fd,
 		      nvt_pktplay_send_fn send, void *ctx)
 {
 	memset(p, 0, sizeof(*p));
+	p->fd = fd;
 	nvt_pcapng_reader_init(&p->rd);
 	p->send = send;
 	p->ctx = ctx;
@@ -41,8 +44,10 @@ void nvt_pktplay_free(struct nvt_pktplay *p)
 	nvt_pcapng_reader_free(&p->rd);
 }
 
-void nvt_pktplay_pass(struct nvt_pktplay *p)
+void nvt_pktplay_pass_start(void *state)
 {
+	struct nvt_pktplay *p = state;
+
 	if (p->started)
 		p->rebase = true;
 	/* each pass is a stream of its own (a partial block at the end of one, the data cut
@@ -192,13 +197,39 @@ int nvt_pktplay_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_
 	return nvt_pktplay_feed(state, buf, bytes, err);
 }
 
-void nvt_pktplay_pass_start(void *state)
-{
-	nvt_pktplay_pass(state);
-}
-
 void nvt_pktplay_report(void *state, struct nvt_sink_report *rep)
 {
 	const struct nvt_pktplay *p = state;
 	*rep = p->rep;
+}
+
+void nvt_pktplay_close(void *state)
+{
+	struct nvt_pktplay *p = state;
+
+	nvt_pktplay_free(p);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(state);
+}
+
+int nvt_pktplay_sendmmsg(int fd, struct mmsghdr *m, unsigned k, bool skip_too_long,
+			 unsigned *skipped)
+{
+	for (unsigned done = 0; done < k;) {
+		int r = sendmmsg(fd, m + done, k - done, 0);
+		if (r > 0) {
+			done += (unsigned)r;
+			continue;
+		}
+		if (r < 0 && (errno == EINTR || errno == ENOBUFS || errno == ECONNREFUSED))
+			continue;
+		if (r < 0 && errno == EMSGSIZE && skip_too_long) {
+			(*skipped)++;
+			done++;
+			continue;
+		}
+		return r < 0 ? -errno : -EIO;
+	}
+	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "format/pcapng.h"
 #include "nvtape/sink.h"
@@ -23,6 +24,7 @@ typedef int (*nvt_pktplay_send_fn)(void *ctx, const struct nvt_pcapng_block *b, 
 				   unsigned *skipped, struct nvt_err *err);
 
 struct nvt_pktplay {
+	int fd; /* the sink's socket (nvt_pktplay_close closes it), -1 none */
 	struct nvt_pcapng_reader rd;
 	nvt_pktplay_send_fn send;
 	void *ctx;
@@ -40,18 +42,23 @@ struct nvt_pktplay {
 	unsigned nbatch;
 };
 
-void nvt_pktplay_init(struct nvt_pktplay *p, const struct nvt_sink_args *a,
+void nvt_pktplay_init(struct nvt_pktplay *p, const struct nvt_sink_args *a, int fd,
 		      nvt_pktplay_send_fn send, void *ctx);
 void nvt_pktplay_free(struct nvt_pktplay *p);
 /* The next bytes of the data: 0 or -errno with err set. */
 int nvt_pktplay_feed(struct nvt_pktplay *p, const uint8_t *buf, uint64_t len, struct nvt_err *err);
-/* The recording starts again (a loop). */
-void nvt_pktplay_pass(struct nvt_pktplay *p);
 
 /* nvt_sink_ops functions for a packet sink whose state begins with its struct nvt_pktplay. */
 int nvt_pktplay_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t offset,
 			struct nvt_err *err);
-void nvt_pktplay_pass_start(void *state);
+void nvt_pktplay_pass_start(void *state); /* the recording starts again (a loop) */
 void nvt_pktplay_report(void *state, struct nvt_sink_report *rep);
+void nvt_pktplay_close(void *state); /* frees the state (malloc'ed) and closes fd */
+
+/* m[0..k-1] through sendmmsg on fd, again after EINTR, ENOBUFS or ECONNREFUSED (a UDP
+ * receiver's port closed for a moment); with skip_too_long a message longer than the MTU
+ * (EMSGSIZE) is skipped and counted in *skipped. 0 or -errno. */
+int nvt_pktplay_sendmmsg(int fd, struct mmsghdr *m, unsigned k, bool skip_too_long,
+			 unsigned *skipped);
 
 #endif

@@ -19,7 +19,6 @@
 
 struct pkt_sink {
 	struct nvt_pktplay pp; /* first: the nvt_pktplay_* sink functions take the state as it */
-	int fd;
 	char ifname[IF_NAMESIZE];
 };
 
@@ -42,24 +41,11 @@ static int pkt_send(void *ctx, const struct nvt_pcapng_block *b, unsigned n, uns
 		m[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
 		k++;
 	}
-	for (unsigned done = 0; done < k;) {
-		int r = sendmmsg(s->fd, m + done, k - done, 0);
-		if (r > 0) {
-			done += (unsigned)r;
-			continue;
-		}
-		if (r < 0 && (errno == EINTR || errno == ENOBUFS))
-			continue;
-		if (r < 0 && errno == EMSGSIZE) { /* this frame is longer than the MTU */
-			(*skipped)++;
-			done++;
-			continue;
-		}
-		nvt_err_set(err, r < 0 ? errno : EIO, "packet sink: send on %s: %s", s->ifname,
-			    strerror(r < 0 ? errno : EIO));
-		return -err->code;
-	}
-	return 0;
+	/* a frame longer than the interface's MTU is skipped */
+	int rc = nvt_pktplay_sendmmsg(s->pp.fd, m, k, true, skipped);
+	if (rc)
+		nvt_err_set(err, -rc, "packet sink: send on %s: %s", s->ifname, strerror(-rc));
+	return rc;
 }
 
 static int pkt_open(void **state, const struct nvt_sink_args *a, struct nvt_err *err)
@@ -81,29 +67,20 @@ static int pkt_open(void **state, const struct nvt_sink_args *a, struct nvt_err 
 	}
 	strcpy(s->ifname, a->arg);
 	/* protocol 0: this socket only sends, it receives nothing */
-	s->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	s->pp.fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	sll.sll_ifindex = (int)idx;
-	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&sll, sizeof(sll))) {
+	if (s->pp.fd < 0 || bind(s->pp.fd, (struct sockaddr *)&sll, sizeof(sll))) {
 		nvt_err_set(err, errno, "packet sink: %s: %s%s", a->arg, strerror(errno),
 			    errno == EPERM ? " (sending raw frames needs CAP_NET_RAW: run as root)"
 					   : "");
-		if (s->fd >= 0)
-			close(s->fd);
+		if (s->pp.fd >= 0)
+			close(s->pp.fd);
 		free(s);
 		return -err->code;
 	}
-	nvt_pktplay_init(&s->pp, a, pkt_send, s);
+	nvt_pktplay_init(&s->pp, a, s->pp.fd, pkt_send, s);
 	*state = s;
 	return 0;
-}
-
-static void pkt_close(void *state)
-{
-	struct pkt_sink *s = state;
-
-	nvt_pktplay_free(&s->pp);
-	close(s->fd);
-	free(s);
 }
 
 const struct nvt_sink_ops nvt_sink_packet = {
@@ -114,6 +91,6 @@ const struct nvt_sink_ops nvt_sink_packet = {
 	.open = pkt_open,
 	.consume = nvt_pktplay_consume,
 	.pass_start = nvt_pktplay_pass_start,
-	.close = pkt_close,
+	.close = nvt_pktplay_close,
 	.report = nvt_pktplay_report,
 };

@@ -20,7 +20,6 @@
 
 struct udp_sink {
 	struct nvt_pktplay pp; /* first: the nvt_pktplay_* sink functions take the state as it */
-	int fd;
 	struct sockaddr_in to;
 	bool fixed_port; /* HOST:PORT: connected; HOST: the recorded ports */
 };
@@ -52,20 +51,11 @@ static int udp_send(void *ctx, const struct nvt_pcapng_block *b, unsigned n, uns
 		}
 		k++;
 	}
-	for (unsigned done = 0; done < k;) {
-		int r = sendmmsg(s->fd, m + done, k - done, 0);
-		if (r > 0) {
-			done += (unsigned)r;
-			continue;
-		}
-		/* the receiver's port closed for a moment (ICMP), or the queue full: again */
-		if (r < 0 && (errno == EINTR || errno == ECONNREFUSED || errno == ENOBUFS))
-			continue;
-		nvt_err_set(err, r < 0 ? errno : EIO, "udp sink: send to %s: %s",
-			    inet_ntoa(s->to.sin_addr), strerror(r < 0 ? errno : EIO));
-		return -err->code;
-	}
-	return 0;
+	int rc = nvt_pktplay_sendmmsg(s->pp.fd, m, k, false, skipped);
+	if (rc)
+		nvt_err_set(err, -rc, "udp sink: send to %s: %s", inet_ntoa(s->to.sin_addr),
+			    strerror(-rc));
+	return rc;
 }
 
 static int udp_open(void **state, const struct nvt_sink_args *a, struct nvt_err *err)
@@ -105,28 +95,19 @@ static int udp_open(void **state, const struct nvt_sink_args *a, struct nvt_err 
 	freeaddrinfo(ai);
 	s->to.sin_port = htons((uint16_t)port);
 	s->fixed_port = port != 0;
-	s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	s->pp.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int big = 4 << 20;
-	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big)) ||
-	    (s->fixed_port && connect(s->fd, (struct sockaddr *)&s->to, sizeof(s->to)))) {
+	if (s->pp.fd < 0 || setsockopt(s->pp.fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big)) ||
+	    (s->fixed_port && connect(s->pp.fd, (struct sockaddr *)&s->to, sizeof(s->to)))) {
 		nvt_err_set(err, errno, "udp sink: %s: %s", a->arg, strerror(errno));
-		if (s->fd >= 0)
-			close(s->fd);
+		if (s->pp.fd >= 0)
+			close(s->pp.fd);
 		free(s);
 		return -err->code;
 	}
-	nvt_pktplay_init(&s->pp, a, udp_send, s);
+	nvt_pktplay_init(&s->pp, a, s->pp.fd, udp_send, s);
 	*state = s;
 	return 0;
-}
-
-static void udp_close(void *state)
-{
-	struct udp_sink *s = state;
-
-	nvt_pktplay_free(&s->pp);
-	close(s->fd);
-	free(s);
 }
 
 const struct nvt_sink_ops nvt_sink_udp = {
@@ -137,6 +118,6 @@ const struct nvt_sink_ops nvt_sink_udp = {
 	.open = udp_open,
 	.consume = nvt_pktplay_consume,
 	.pass_start = nvt_pktplay_pass_start,
-	.close = udp_close,
+	.close = nvt_pktplay_close,
 	.report = nvt_pktplay_report,
 };
