@@ -7,7 +7,8 @@
 # (epb_dropcount in the export); kernel losses with a small receive buffer counted so that the
 # index equals what the sender sent minus what was kept; several ports; bad arguments; replay
 # through the udp and packet sinks; a pcap import; whole-link capture with a filter, and its
-# capture ring overflowing while nvtape is stopped (the kernel's count indexed).
+# capture ring overflowing while nvtape is stopped (the kernel's count indexed); a fanout over
+# several capture sockets; hardware timestamps refused where the interface has none.
 . "$(dirname "$0")/lib.sh"
 need_root
 GEN=${NVT_TEST_DIR:?}/udpgen
@@ -206,6 +207,21 @@ ip netns exec "$NA" "$NVT" play -q --sink packet:"$IFA" --timing fast "$T/in.nvt
 wait $rx || fail "rxstamp: $(cat "$T/rx.out")"
 grep -q "packets=3000 missing=0 reordered=0" "$T/rx.out" || fail "fast: $(cat "$T/rx.out")"
 grep -q "packets=3000 packets_skipped=0" "$T/p.out" || fail "fast: $(grep RESULT "$T/p.out")"
+# a capture whose time steps back 100 ms (merged captures, a fanout's rings): that frame goes
+# at once after the one before, not late
+python3 - "$T/in.pcap" "$T/back.pcap" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+at = 24 + 1500 * (16 + 106)  # frame 1500's record header
+sec, ns = struct.unpack_from("<II", b, at)
+t = sec * 10**9 + ns - 100_000_000
+struct.pack_into("<II", b, at, t // 10**9, t % 10**9)
+open(sys.argv[2], "wb").write(b)
+PY
+expect_rc 0 "$NVT" record --source pcap:"$T/back.pcap" "$T/back.nvt"
+ip netns exec "$NA" "$NVT" play -q --sink packet:"$IFA" --late 50ms "$T/back.nvt" >"$T/p.out" 2>&1 ||
+	{ cat "$T/p.out"; fail "play a capture whose time steps back"; }
+grep -q "packets=3000 .*packets_late=0" "$T/p.out" || fail "time step back: $(grep RESULT "$T/p.out")"
 # size limits that are not whole 4-byte words, and one too small for the headers: the data is
 # still whole pcapng blocks (verify walks them); a frame larger than a ring chunk: an error
 for size in 19557 19560 19566; do
@@ -265,6 +281,33 @@ kd=$(field kernel_drops)
 [ "$kd" -gt 0 ] && [ "$(field drops)" = "$kd" ] && [ $(($(field packets) + kd)) = 100000 ] ||
 	fail "overflow: $(grep RESULT "$T/out")"
 ok "capture ring overflow: $kd frames lost, indexed, kept + lost = sent"
+
+# 11. fanout: the frames spread over two sockets in turn (lb), each with its own capture ring,
+# all kept once; two flows hashed; the options checked; hardware timestamps asked of veth
+# (which has none): a clear runtime error and no file
+start_cap "filter=udp dst port 7000,fanout=2:lb" --duration 3 -q "$T/f.nvt"
+ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 20000 20000 >"$T/g.out" || fail "udpgen"
+end_rec 0
+[ "$(field packets)" = 20000 ] && [ "$(field drops)" = 0 ] || fail "fanout: $(grep RESULT "$T/out")"
+grep -Eq "fanout over 2 sockets \(lb\): frames [1-9][0-9]* \+ [1-9][0-9]*;" "$T/r.err" ||
+	fail "fanout: both sockets take frames: $(cat "$T/r.err")"
+expect_rc 0 "$NVT" export --format pcapng -o "$T/f.pcapng" "$T/f.nvt"
+[ "$(tshark -r "$T/f.pcapng" -T fields -e data.data 2>/dev/null | cut -c1-8 | sort -u | wc -l)" = 20000 ] ||
+	fail "fanout: 20000 different sequence numbers"
+start_cap "filter=udp dst port 7000,fanout=3" --duration 3 -q "$T/h.nvt"
+ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 5000 10000 --src-port 5001 >/dev/null &
+g=$!
+ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 5000 10000 --src-port 5002 >/dev/null || fail "udpgen"
+wait $g || fail "udpgen"
+end_rec 0
+[ "$(field packets)" = 10000 ] && [ "$(field drops)" = 0 ] || fail "fanout hash: $(grep RESULT "$T/out")"
+for a in fanout=1 fanout=17 fanout=2:rr fanout=x ring=4M,fanout=2; do
+	expect_rc 64 "$NVT" record --source "packet:lo,$a" --duration 1 "$T/x.nvt"
+done
+expect_rc 1 ip netns exec "$NB" "$NVT" record --source "packet:$IFB,hwstamp" --duration 1 "$T/x.nvt"
+grep -q "does not stamp every received frame in hardware" "$T/err" || fail "hwstamp: $(cat "$T/err")"
+[ ! -e "$T/x.nvt" ] || fail "a file was left by a refused capture"
+ok "fanout over 2 sockets in turn: 20000 frames once each; 2 flows hashed over 3; hwstamp on veth refused"
 
 # 12. a drive throttled to 5 MB/s under 20 MB/s of datagrams: the source never waits; what finds
 # the ring full is dropped, counted and indexed where it was lost; kept + dropped = sent

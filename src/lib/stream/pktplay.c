@@ -99,9 +99,11 @@ static uint64_t deadline(struct nvt_pktplay *p, const struct nvt_pcapng_block *b
 	p->pass_packets++;
 	p->last_ts = b->ts_ns;
 	if (p->timing == NVT_TIMING_ORIGINAL) {
-		/* a capture's time may step back (merged files): such a packet is due at once */
+		/* a capture's time may step back (merged files, a fanout's rings): such a packet
+		 * is due at once after the one before, not late */
 		uint64_t rel = b->ts_ns > p->base_ts ? b->ts_ns - p->base_ts : 0;
-		return p->base_mono + (p->speed == 1 ? rel : (uint64_t)(rel / p->speed));
+		uint64_t due = p->base_mono + (p->speed == 1 ? rel : (uint64_t)(rel / p->speed));
+		return due > p->last_due ? due : p->last_due;
 	}
 	uint64_t due = 0;
 	if (p->pps)
