@@ -274,6 +274,25 @@ static int fail_errno(const struct pk_src *s, const char *what, struct nvt_err *
 	return -err->code;
 }
 
+/* The capture's filter on socket fd (none: every frame). 0 or -errno. */
+static int set_filter(const struct pk_src *s, int fd, struct nvt_err *err)
+{
+	struct bpf_program prog;
+	int r;
+
+	if (!s->cfg.filter[0]) {
+		r = setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0);
+		return r && errno != ENOENT ? fail_errno(s, "filter", err) : 0;
+	}
+	if (compile_filter(&s->cfg, &prog, err))
+		return -EINVAL;
+	struct sock_fprog fp = {.len = (unsigned short)prog.bf_len,
+				.filter = (struct sock_filter *)prog.bf_insns};
+	r = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp));
+	pcap_freecode(&prog);
+	return r ? fail_errno(s, "filter", err) : 0;
+}
+
 /* Socket g: filter, TPACKET_V3 ring of the cfg's share, bound to the interface. */
 static int open_ring(struct pk_src *s, struct pk_ring *g, struct nvt_err *err)
 {
@@ -291,16 +310,15 @@ static int open_ring(struct pk_src *s, struct pk_ring *g, struct nvt_err *err)
 	g->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0); /* no frames before the bind */
 	if (g->fd < 0)
 		return fail_errno(s, "capture socket", err);
-	if (s->cfg.filter[0]) {
-		struct bpf_program prog;
-		if (compile_filter(&s->cfg, &prog, err))
-			return -EINVAL;
-		struct sock_fprog fp = {.len = (unsigned short)prog.bf_len,
-					.filter = (struct sock_filter *)prog.bf_insns};
-		int r = setsockopt(g->fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp));
-		pcap_freecode(&prog);
-		if (r)
+	if (s->cfg.fanout > 1) {
+		/* until every socket is in the group: a socket bound but not yet in the group
+		 * would take a copy of the frames the group takes */
+		struct sock_filter none = BPF_STMT(BPF_RET | BPF_K, 0);
+		struct sock_fprog fp = {.len = 1, .filter = &none};
+		if (setsockopt(g->fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp)))
 			return fail_errno(s, "filter", err);
+	} else if (set_filter(s, g->fd, err)) {
+		return -err->code;
 	}
 	if (setsockopt(g->fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)))
 		return fail_errno(s, "TPACKET_V3", err);
@@ -336,7 +354,9 @@ ring_fail:;
 }
 
 /* The sockets join one fanout group: an id of the kernel's choosing (no other capture's group
- * is joined by chance), frames passed on from a full ring to the next. */
+ * is joined by chance), frames passed on from a full ring to the next. They take no frame
+ * before all are in (each frame is taken once); then their filters go live one by one (the
+ * capture begins over those microseconds). */
 static int join_fanout(struct pk_src *s, struct nvt_err *err)
 {
 	int mode = (int)(s->cfg.fanout_mode | PACKET_FANOUT_FLAG_ROLLOVER) << 16, got = 0;
@@ -351,6 +371,9 @@ static int join_fanout(struct pk_src *s, struct nvt_err *err)
 		if (setsockopt(s->ring[i].fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg)))
 			return fail_errno(s, "fanout group", err);
 	}
+	for (unsigned i = 0; i < s->nring; i++)
+		if (set_filter(s, s->ring[i].fd, err))
+			return -err->code;
 	return 0;
 }
 

@@ -252,6 +252,9 @@ struct udp_src {
 	struct nvt_pktcheck pc;
 	bool checking;
 	uint64_t kernel_drops, gap_drops, received;
+	/* the batch's datagrams from pend_i on were not taken when a stop came (pend_i counted
+	 * already): the drain takes them first */
+	unsigned pend_sock, pend_i, pend_n;
 	/* recvmmsg's batch */
 	struct mmsghdr msg[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
@@ -261,8 +264,9 @@ struct udp_src {
 	uint8_t *buf; /* UDP_BATCH x (snaplen + 1) */
 };
 
-/* One datagram of the batch: losses before it, then the datagram. 0, or NVT_PKTW_STOP. */
-static int take(struct udp_src *s, unsigned sock, unsigned i)
+/* One datagram of the batch: losses before it (unless counted already), then the datagram.
+ * 0, or NVT_PKTW_STOP. */
+static int take(struct udp_src *s, unsigned sock, unsigned i, bool counted)
 {
 	struct msghdr *h = &s->msg[i].msg_hdr;
 	uint64_t ts = 0, lost = 0;
@@ -287,16 +291,18 @@ static int take(struct udp_src *s, unsigned sock, unsigned i)
 	}
 	if (!ts)
 		ts = nvt_real_ns();
-	s->kernel_drops += lost;
-	s->received++;
 	keep = len < s->cfg.snaplen ? len : s->cfg.snaplen;
-	if (s->checking) {
-		uint64_t missing = nvt_pktcheck_packet(&s->pc, payload, keep);
-		s->gap_drops += missing;
-		nvt_pktw_dropped(&s->w, missing);
-		nvt_recorder_check_counts(s->w.r, &s->pc.cc.counts);
-	} else {
-		nvt_pktw_dropped(&s->w, lost);
+	if (!counted) {
+		s->kernel_drops += lost;
+		s->received++;
+		if (s->checking) {
+			uint64_t missing = nvt_pktcheck_packet(&s->pc, payload, keep);
+			s->gap_drops += missing;
+			nvt_pktw_dropped(&s->w, missing);
+			nvt_recorder_check_counts(s->w.r, &s->pc.cc.counts);
+		} else {
+			nvt_pktw_dropped(&s->w, lost);
+		}
 	}
 	switch (nvt_pktw_reserve(&s->w, NVT_IPV4_UDP_HDR + keep, &data)) {
 	case NVT_PKTW_OK:
@@ -334,6 +340,20 @@ static void tail_drops(struct udp_src *s)
 	}
 }
 
+/* Datagrams from..n of the batch: 0, or NVT_PKTW_STOP with the rest kept for the drain. */
+static int take_batch(struct udp_src *s, unsigned sock, unsigned from, unsigned n)
+{
+	for (unsigned i = from; i < n; i++)
+		if (take(s, sock, i, i == from && s->pend_n) == NVT_PKTW_STOP) {
+			s->pend_sock = sock;
+			s->pend_i = i;
+			s->pend_n = n;
+			return NVT_PKTW_STOP;
+		}
+	s->pend_n = 0;
+	return 0;
+}
+
 /* Read what one socket has: 1 = datagrams came, 0 = none, NVT_PKTW_STOP, or -errno. */
 static int drain_sock(struct udp_src *s, unsigned sock, struct nvt_err *err)
 {
@@ -351,10 +371,7 @@ static int drain_sock(struct udp_src *s, unsigned sock, struct nvt_err *err)
 			    strerror(errno));
 		return -err->code;
 	}
-	for (int i = 0; i < n; i++)
-		if (take(s, sock, (unsigned)i) == NVT_PKTW_STOP)
-			return NVT_PKTW_STOP;
-	return n > 0;
+	return take_batch(s, sock, 0, (unsigned)n) ? NVT_PKTW_STOP : n > 0;
 }
 
 static int udp_loop(struct udp_src *s, struct nvt_err *err)
@@ -467,8 +484,9 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		s->w.at_limit = false;
 		s->w.duration_ns = 0;
 		s->w.flags = NVT_ACQUIRE_DRAIN | NVT_ACQUIRE_NOWAIT;
-		int d = 0;
-		for (unsigned i = 0; i < s->cfg.nport && taken < UDP_DRAIN_MAX && d >= 0; i++)
+		int d = s->pend_n ? take_batch(s, s->pend_sock, s->pend_i, s->pend_n) : 0;
+		for (unsigned i = 0; d == 0 && i < s->cfg.nport && taken < UDP_DRAIN_MAX && d >= 0;
+		     i++)
 			while (taken < UDP_DRAIN_MAX && (d = drain_sock(s, i, err)) == 1)
 				taken += UDP_BATCH;
 		s->w.at_limit = rc == NVT_SOURCE_AT_LIMIT;
