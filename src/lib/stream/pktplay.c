@@ -169,6 +169,10 @@ static int on_block(const struct nvt_pcapng_block *b, void *arg)
 		return rc;
 	if (skipped) {
 		p->rep.skipped++;
+		if (p->timing == NVT_TIMING_FAST) { /* its pace slot goes to the next packet */
+			p->n--;
+			p->bytes -= b->caplen;
+		}
 		return 0;
 	}
 	p->rep.packets++;
