@@ -662,8 +662,8 @@ out:
 const struct nvt_source_ops nvt_source_packet = {
 	.name = "packet",
 	.help = "frames captured on a network interface (AF_PACKET TPACKET_V3) as pcapng "
-		"(packet:IFACE[,filter=EXPR][,promisc][,snaplen=N][,ring=SIZE]"
-		"[,fanout=N[:hash|cpu|lb]][,hwstamp]); the kernel's drops are indexed",
+		"(packet:IFACE[,OPTION...]: filter=EXPR, promisc, snaplen=N, ring=SIZE, "
+		"fanout=N[:hash|cpu|lb], hwstamp); the kernel's drops are indexed",
 	.kind = NVT_SRC_PACKET,
 	.unit_bytes = 1,
 	.caps = NVT_SOURCE_NEEDS_ARG | NVT_SOURCE_NEVER_STALLS | NVT_SOURCE_PACKETS,
