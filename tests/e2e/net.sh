@@ -8,7 +8,8 @@
 # index equals what the sender sent minus what was kept; several ports; bad arguments; replay
 # through the udp and packet sinks; a pcap import; whole-link capture with a filter, and its
 # capture ring overflowing while nvtape is stopped (the kernel's count indexed); a fanout over
-# several capture sockets; hardware timestamps refused where the interface has none.
+# several capture sockets; hardware timestamps refused where the interface has none; IPv6 (a
+# dual-stack socket, replay to an IPv6 address, a multicast group).
 . "$(dirname "$0")/lib.sh"
 need_root
 GEN=${NVT_TEST_DIR:?}/udpgen
@@ -385,3 +386,52 @@ if [ -d /sys/fs/cgroup/blkio ]; then
 else
 	echo "skip: throttled drive (needs the blkio cgroup)"
 fi
+
+# 13. IPv6: a [::] socket takes IPv6 and IPv4 datagrams, each kept behind its own header (tshark
+# sees the addresses); replayed to an IPv6 address and recorded there again, payloads in order;
+# an IPv6 multicast group joined; bad IPv6 addresses refused
+for n in "$NA" "$NB"; do
+	ip netns exec "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0
+done
+ip netns exec "$NA" sysctl -qw "net.ipv6.conf.$IFA.disable_ipv6=0"
+ip netns exec "$NB" sysctl -qw "net.ipv6.conf.$IFB.disable_ipv6=0"
+ip -n "$NA" addr add fd00:200::1/64 dev "$IFA" nodad && ip -n "$NB" addr add fd00:200::2/64 dev "$IFB" nodad ||
+	fail "IPv6 addresses"
+send6() { # PORT DEST: 500 datagrams over IPv6 to DEST, then 500 over IPv4 to B (unless multicast)
+	ip netns exec "$NA" python3 - "$1" "$2" "$IFA" "$IPB" <<'PY' || fail "IPv6 sender"
+import socket, struct, sys
+port, dst, ifname, ip4 = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, socket.if_nametoindex(ifname))
+for i in range(500):
+    s.sendto(struct.pack(">I", i) + b"6" * 96, (dst, port))
+if not dst.startswith("ff"):
+    t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for i in range(500, 1000):
+        t.sendto(struct.pack(">I", i) + b"4" * 96, (ip4, port))
+PY
+}
+start_rec 4070 --source "udp:[::]:4070" --duration 2 -q "$T/v6.nvt"
+send6 4070 fd00:200::2
+end_rec 0
+[ "$(field packets)" = 1000 ] && [ "$(field drops)" = 0 ] || fail "IPv6 and IPv4: $(grep RESULT "$T/out")"
+expect_rc 0 "$NVT" export --format pcapng -o "$T/v6.pcapng" "$T/v6.nvt"
+[ "$(tshark -r "$T/v6.pcapng" -T fields -e ipv6.src -e ipv6.dst -e udp.dstport 2>/dev/null | grep -c "^fd00:200::1	fd00:200::2	4070$")" = 500 ] &&
+	[ "$(tshark -r "$T/v6.pcapng" -T fields -e ip.src -e ip.dst -e udp.dstport 2>/dev/null | grep -c "^$IPA	$IPB	4070$")" = 500 ] ||
+	fail "the headers tshark reads: $(tshark -r "$T/v6.pcapng" 2>&1 | head -3)"
+start_rec 4071 --source "udp:[fd00:200::2]:4071" --duration 3 -q "$T/v6b.nvt"
+ip netns exec "$NA" "$NVT" play -q --sink "udp:[fd00:200::2]:4071" --timing fast "$T/v6.nvt" >"$T/p.out" 2>&1 ||
+	{ cat "$T/p.out"; fail "play to an IPv6 address"; }
+end_rec 0
+expect_rc 0 "$NVT" export --format pcapng -o "$T/v6b.pcapng" "$T/v6b.nvt"
+cmp <(tshark -r "$T/v6.pcapng" -T fields -e udp.payload 2>/dev/null) \
+	<(tshark -r "$T/v6b.pcapng" -T fields -e udp.payload 2>/dev/null) || fail "IPv6 replay: payloads differ"
+start_rec 4072 --source "udp:[ff15::4242]:4072,iface=$IFB" --duration 2 -q "$T/v6m.nvt"
+send6 4072 ff15::4242
+end_rec 0
+[ "$(field packets)" = 500 ] || fail "IPv6 multicast: $(grep RESULT "$T/out")"
+for a in "udp:[zz]:4000" "udp:[::1]x:4000" "udp:[::1:4000"; do
+	expect_rc 64 "$NVT" record --source "$a" --duration 1 "$T/x.nvt"
+done
+expect_rc 64 "$NVT" play --sink "udp:[fd00::1" "$T/v6.nvt"
+ok "IPv6: 500 IPv6 and 500 IPv4 datagrams on one [::] socket, headers as sent; replayed to an IPv6 address; a group joined"

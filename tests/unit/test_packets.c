@@ -108,6 +108,52 @@ static int find_udp(const struct nvt_pcapng_block *b, void *arg)
 	return 0;
 }
 
+/* IPv6: the header built is found again (raw and behind Ethernet, with a destination options
+ * header in the way); a later fragment, a cut header and a loop of extension headers are not
+ * UDP. */
+static void test_ipv6_udp(void **state)
+{
+	uint8_t src[16] = {0xfd, 0, 2, [15] = 1}, dst[16] = {0xfd, 0, 2, [15] = 2};
+	uint8_t f[256] = {0}, e[256] = {0};
+	struct nvt_udp_view u;
+
+	(void)state;
+	nvt_ipv6_udp_header(f, src, htons(1000), dst, htons(4000), 10);
+	memcpy(f + NVT_IPV6_UDP_HDR, "0123456789", 10);
+	assert_true(nvt_udp_find(LINKTYPE_RAW, f, NVT_IPV6_UDP_HDR + 10, &u));
+	assert_int_equal(u.ip, 6);
+	assert_memory_equal(u.src6, src, 16);
+	assert_memory_equal(u.dst6, dst, 16);
+	assert_int_equal(ntohs(u.sport), 1000);
+	assert_int_equal(ntohs(u.dport), 4000);
+	assert_int_equal(u.len, 10);
+	assert_int_equal(u.orig_len, 10);
+	assert_memory_equal(u.payload, "0123456789", 10);
+	/* behind Ethernet, with an 8-byte destination options header before UDP */
+	e[12] = 0x86;
+	e[13] = 0xdd;
+	memcpy(e + 14, f, 40);
+	e[14 + 6] = 60;
+	e[14 + 40] = 17; /* its next header; length 0: 8 bytes */
+	memcpy(e + 14 + 48, f + 40, 8 + 10);
+	assert_true(nvt_udp_find(LINKTYPE_ETHERNET, e, 14 + 48 + 18, &u));
+	assert_int_equal(u.ip, 6);
+	assert_int_equal(ntohs(u.dport), 4000);
+	assert_memory_equal(u.payload, "0123456789", 10);
+	/* a fragment after the first */
+	e[14 + 6] = 44;
+	e[14 + 42] = 0x01; /* offset 32 */
+	assert_false(nvt_udp_find(LINKTYPE_ETHERNET, e, 14 + 48 + 18, &u));
+	/* cut short, and options headers that never reach UDP */
+	assert_false(nvt_udp_find(LINKTYPE_RAW, f, 40 + 7, &u));
+	memset(e + 14 + 40, 0, 200);
+	e[14 + 6] = 0;
+	assert_false(nvt_udp_find(LINKTYPE_ETHERNET, e, 14 + 40 + 200, &u));
+	/* IPv4 in an IPv6 ethertype is not taken */
+	nvt_ipv4_udp_header(e + 14, htonl(0x0a000001), htons(1), htonl(0x0a000002), htons(2), 0);
+	assert_false(nvt_udp_find(LINKTYPE_ETHERNET, e, 14 + 28, &u));
+}
+
 static void test_udp_headers(void **state)
 {
 	uint8_t buf[2048];
@@ -266,6 +312,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_in_pieces),
 		cmocka_unit_test(test_udp_headers),
+		cmocka_unit_test(test_ipv6_udp),
 		cmocka_unit_test(test_bad_streams),
 		cmocka_unit_test(test_big_endian_microseconds),
 		cmocka_unit_test(test_counter_in_payload),

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* udp source: datagrams on one or more ports (a range, a multicast group) recorded as a pcapng
- * stream (docs/packets.md), each datagram behind the IPv4 and UDP headers it came with, so its
- * boundaries, addresses, ports and receive time (the kernel's, in ns) are kept and Wireshark's
- * tools read an export as it is.
+ * stream (docs/packets.md), each datagram behind the IPv4 or IPv6 and UDP headers it came
+ * with, so its boundaries, addresses, ports and receive time (the kernel's, in ns) are kept and
+ * Wireshark's tools read an export as it is.
  *
  *   udp:[ADDR:]PORT[-LAST][,PORT[-LAST]...][,rcvbuf=SIZE][,snaplen=BYTES][,iface=NAME]
+ *
+ * ADDR is an IPv4 address or an IPv6 one in brackets ([::] takes IPv4 and IPv6 datagrams,
+ * [ff15::1] joins an IPv6 group); none: IPv4 on every local address.
  *
  * recvmmsg takes up to 64 datagrams a call from each socket; each is copied once into the
  * ring. A UDP socket overflows in the kernel when it is not read in time, so this source never
@@ -44,7 +47,10 @@
 #define UDP_DRAIN_MAX   (1u << 16) /* datagrams taken after a stop at most */
 
 struct udp_cfg {
-	struct in_addr addr; /* INADDR_ANY, a local address, or a multicast group */
+	int family;            /* AF_INET or AF_INET6 */
+	struct in_addr addr;   /* INADDR_ANY, a local address, or a multicast group */
+	struct in6_addr addr6; /* the same for AF_INET6 (in6addr_any: IPv4 too) */
+	char addr_text[INET6_ADDRSTRLEN];
 	bool multicast;
 	uint16_t port[UDP_MAX_SOCKS];
 	unsigned nport;
@@ -57,7 +63,8 @@ static int cfg_error(struct nvt_err *err, const char *arg, const char *what)
 {
 	nvt_err_param(err,
 		      "udp:%s: %s (udp:[ADDR:]PORT[-LAST][,PORT...][,rcvbuf=SIZE]"
-		      "[,snaplen=BYTES][,iface=NAME], e.g. udp:4000 or udp:239.1.2.3:5000-5003)",
+		      "[,snaplen=BYTES][,iface=NAME], e.g. udp:4000, udp:239.1.2.3:5000-5003 or "
+		      "udp:[::]:4000)",
 		      arg, what);
 	return -EINVAL;
 }
@@ -98,6 +105,7 @@ static int parse_cfg(const char *arg, struct udp_cfg *c, struct nvt_err *err)
 	bool first = true;
 
 	memset(c, 0, sizeof(*c));
+	c->family = AF_INET;
 	c->addr.s_addr = htonl(INADDR_ANY);
 	c->rcvbuf = UDP_RCVBUF;
 	c->snaplen = UDP_MAX_PAYLOAD;
@@ -139,11 +147,19 @@ static int parse_cfg(const char *arg, struct udp_cfg *c, struct nvt_err *err)
 				return cfg_error(err, arg,
 						 "the address goes before the first port");
 			*colon = 0;
-			if (*tok && inet_pton(AF_INET, tok, &c->addr) != 1)
+			if (*tok == '[' && colon[-1] == ']') {
+				colon[-1] = 0;
+				c->family = AF_INET6;
+				if (inet_pton(AF_INET6, tok + 1, &c->addr6) != 1)
+					return cfg_error(err, arg,
+							 "the address in brackets is an IPv6 "
+							 "address ([::] for IPv4 and IPv6)");
+			} else if (*tok && inet_pton(AF_INET, tok, &c->addr) != 1) {
 				return cfg_error(
 					err, arg,
 					"the address is an IPv4 address (a local one, or a "
-					"multicast group to join)");
+					"multicast group to join) or an IPv6 one in brackets");
+			}
 			tok = colon + 1;
 		}
 		if (add_ports(c, tok, arg, err))
@@ -151,7 +167,10 @@ static int parse_cfg(const char *arg, struct udp_cfg *c, struct nvt_err *err)
 	}
 	if (!c->nport)
 		return cfg_error(err, arg, "give the port to receive on");
-	c->multicast = IN_MULTICAST(ntohl(c->addr.s_addr));
+	c->multicast = c->family == AF_INET6 ? IN6_IS_ADDR_MULTICAST(&c->addr6)
+					     : IN_MULTICAST(ntohl(c->addr.s_addr));
+	inet_ntop(c->family, c->family == AF_INET6 ? (void *)&c->addr6 : (void *)&c->addr,
+		  c->addr_text, sizeof(c->addr_text));
 	if (c->iface[0] && !if_nametoindex(c->iface))
 		return cfg_error(err, arg, "no network interface of that name");
 	return 0;
@@ -161,19 +180,27 @@ static int parse_cfg(const char *arg, struct udp_cfg *c, struct nvt_err *err)
  * asked for (beyond net.core.rmem_max with CAP_NET_ADMIN). *got: the buffer it has. */
 static int open_sock(const struct udp_cfg *c, uint16_t port, int *got, struct nvt_err *err)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+	bool v6 = c->family == AF_INET6;
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = c->addr};
+	struct sockaddr_in6 sa6 = {
+		.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = c->addr6};
+	int fd = socket(c->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1, zero = 0;
 	int want = (int)c->rcvbuf, have = 0;
+	unsigned ifindex = c->iface[0] ? if_nametoindex(c->iface) : 0;
 	socklen_t len = sizeof(have);
 
 	if (fd < 0) {
-		nvt_err_set(err, errno, "udp: socket: %s", strerror(errno));
+		nvt_err_set(err, errno, "udp: socket: %s%s", strerror(errno),
+			    v6 && errno == EAFNOSUPPORT ? " (IPv6 is off on this machine)" : "");
 		return -err->code;
 	}
-	sa.sin_addr = c->addr;
 	if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) ||
 	    setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) ||
+	    (v6 && (setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) ||
+		    /* [::]: IPv4 datagrams too */
+		    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)))) ||
 	    (c->multicast && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) ||
 	    (c->iface[0] &&
 	     setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->iface, (socklen_t)strlen(c->iface)))) {
@@ -184,9 +211,10 @@ static int open_sock(const struct udp_cfg *c, uint16_t port, int *got, struct nv
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
 	getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &have, &len);
 	*got = have / 2; /* the kernel reports twice what it grants the data */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		nvt_err_set(err, errno, "udp: cannot receive on %s:%u: %s%s", inet_ntoa(c->addr),
-			    port, strerror(errno),
+	if (v6 ? bind(fd, (struct sockaddr *)&sa6, sizeof(sa6))
+	       : bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		nvt_err_set(err, errno, "udp: cannot receive on %s%s%s:%u: %s%s", v6 ? "[" : "",
+			    c->addr_text, v6 ? "]" : "", port, strerror(errno),
 			    errno == EADDRINUSE ? " (another program receives there: stop it or "
 						  "choose another port)"
 			    : errno == EADDRNOTAVAIL ? " (not an address of this machine)"
@@ -194,10 +222,11 @@ static int open_sock(const struct udp_cfg *c, uint16_t port, int *got, struct nv
 		goto fail;
 	}
 	if (c->multicast) {
-		struct ip_mreqn m = {.imr_multiaddr = c->addr};
-		m.imr_ifindex = c->iface[0] ? (int)if_nametoindex(c->iface) : 0;
-		if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m))) {
-			nvt_err_set(err, errno, "udp: cannot join %s: %s%s", inet_ntoa(c->addr),
+		struct ip_mreqn m = {.imr_multiaddr = c->addr, .imr_ifindex = (int)ifindex};
+		struct ipv6_mreq m6 = {.ipv6mr_multiaddr = c->addr6, .ipv6mr_interface = ifindex};
+		if (v6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m6, sizeof(m6))
+		       : setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m))) {
+			nvt_err_set(err, errno, "udp: cannot join %s: %s%s", c->addr_text,
 				    strerror(errno),
 				    c->iface[0] ? "" : " (name the interface: ,iface=NAME)");
 			goto fail;
@@ -235,7 +264,9 @@ static char *udp_describe(const struct nvt_source_args *a, const char *meta)
 
 	if (parse_cfg(a->arg, &c, &err))
 		return NULL;
-	char *m = nvt_meta_set(meta, "nvtape:packets", "pcapng, LINKTYPE_RAW (IPv4 + UDP)");
+	char *m = nvt_meta_set(meta, "nvtape:packets",
+			       c.family == AF_INET6 ? "pcapng, LINKTYPE_RAW (IPv4 or IPv6 + UDP)"
+						    : "pcapng, LINKTYPE_RAW (IPv4 + UDP)");
 	if (m && a->check) {
 		char *m2 = nvt_meta_set(m, "nvtape:packet_check", a->check);
 		free(m);
@@ -258,9 +289,13 @@ struct udp_src {
 	/* recvmmsg's batch */
 	struct mmsghdr msg[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
-	struct sockaddr_in from[UDP_BATCH];
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} from[UDP_BATCH];
 	char ctl[UDP_BATCH][CMSG_SPACE(sizeof(struct timespec)) + CMSG_SPACE(sizeof(uint32_t)) +
-			    CMSG_SPACE(sizeof(struct in_pktinfo))];
+			    CMSG_SPACE(sizeof(struct in_pktinfo)) +
+			    CMSG_SPACE(sizeof(struct in6_pktinfo))];
 	uint8_t *buf; /* UDP_BATCH x (snaplen + 1) */
 };
 
@@ -270,8 +305,12 @@ static int take(struct udp_src *s, unsigned sock, unsigned i, bool counted)
 {
 	struct msghdr *h = &s->msg[i].msg_hdr;
 	uint64_t ts = 0, lost = 0;
-	uint32_t dst = s->cfg.addr.s_addr, len = s->msg[i].msg_len, keep;
+	uint32_t dst = s->cfg.addr.s_addr, len = s->msg[i].msg_len, keep, hdr;
+	struct in6_addr dst6 = s->cfg.addr6, src6;
 	uint8_t *data, *payload = s->iov[i].iov_base;
+	bool v6 = s->from[i].v6.sin6_family == AF_INET6;
+	uint16_t sport = v6 ? s->from[i].v6.sin6_port : s->from[i].v4.sin_port;
+	uint32_t src = s->from[i].v4.sin_addr.s_addr;
 
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
@@ -287,8 +326,20 @@ static int take(struct udp_src *s, unsigned sock, unsigned i, bool counted)
 			struct in_pktinfo pi;
 			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
 			dst = pi.ipi_addr.s_addr;
+		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			dst6 = pi.ipi6_addr;
 		}
 	}
+	src6 = s->from[i].v6.sin6_addr;
+	if (v6 && IN6_IS_ADDR_V4MAPPED(&src6)) { /* an IPv4 datagram on a [::] socket */
+		v6 = false;
+		memcpy(&src, src6.s6_addr + 12, 4);
+		if (IN6_IS_ADDR_V4MAPPED(&dst6))
+			memcpy(&dst, dst6.s6_addr + 12, 4);
+	}
+	hdr = v6 ? NVT_IPV6_UDP_HDR : NVT_IPV4_UDP_HDR;
 	if (!ts)
 		ts = nvt_real_ns();
 	keep = len < s->cfg.snaplen ? len : s->cfg.snaplen;
@@ -304,12 +355,15 @@ static int take(struct udp_src *s, unsigned sock, unsigned i, bool counted)
 			nvt_pktw_dropped(&s->w, lost);
 		}
 	}
-	switch (nvt_pktw_reserve(&s->w, NVT_IPV4_UDP_HDR + keep, &data)) {
+	switch (nvt_pktw_reserve(&s->w, hdr + keep, &data)) {
 	case NVT_PKTW_OK:
-		nvt_ipv4_udp_header(data, s->from[i].sin_addr.s_addr, s->from[i].sin_port, dst,
-				    htons(s->cfg.port[sock]), len);
-		memcpy(data + NVT_IPV4_UDP_HDR, payload, keep);
-		nvt_pktw_commit(&s->w, ts, NVT_IPV4_UDP_HDR + keep, NVT_IPV4_UDP_HDR + len);
+		if (v6)
+			nvt_ipv6_udp_header(data, src6.s6_addr, sport, dst6.s6_addr,
+					    htons(s->cfg.port[sock]), len);
+		else
+			nvt_ipv4_udp_header(data, src, sport, dst, htons(s->cfg.port[sock]), len);
+		memcpy(data + hdr, payload, keep);
+		nvt_pktw_commit(&s->w, ts, hdr + keep, hdr + len);
 		return 0;
 	case NVT_PKTW_FULL:
 		s->w.ring_drops++;
@@ -463,7 +517,10 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	snprintf(desc, sizeof(desc), "UDP datagrams on %u port%s, receive buffer %d KiB",
 		 s->cfg.nport, s->cfg.nport > 1 ? "s" : "", got >> 10);
 	nvt_pktw_init(&s->w, r, a, true);
-	if (nvt_pktw_start(&s->w, LINKTYPE_RAW, NVT_IPV4_UDP_HDR + s->cfg.snaplen, name, desc))
+	if (nvt_pktw_start(&s->w, LINKTYPE_RAW,
+			   (s->cfg.family == AF_INET6 ? NVT_IPV6_UDP_HDR : NVT_IPV4_UDP_HDR) +
+				   s->cfg.snaplen,
+			   name, desc))
 		goto out; /* stopped before it began */
 	rc = udp_loop(s, err);
 	if (rc == NVT_PKTW_STOP) {
