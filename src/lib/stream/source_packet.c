@@ -126,8 +126,12 @@ static int parse_cfg(const char *arg, struct pk_cfg *c, struct nvt_err *err)
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		char *eq = strchr(tok, '=');
 		uint64_t v;
-		if (!strcmp(tok, "promisc") || !strcmp(tok, "hwstamp")) {
-			*(tok[0] == 'p' ? &c->promisc : &c->hwstamp) = true;
+		if (!strcmp(tok, "promisc")) {
+			c->promisc = true;
+			continue;
+		}
+		if (!strcmp(tok, "hwstamp")) {
+			c->hwstamp = true;
 			continue;
 		}
 		if (!eq)
@@ -157,10 +161,14 @@ static int parse_cfg(const char *arg, struct pk_cfg *c, struct nvt_err *err)
 			return cfg_error(err, arg, "options are " OPTIONS);
 		}
 	}
-	if (c->ring / c->fanout < RING_MIN)
-		return cfg_error(err, arg,
-				 "ring is shared out over the fanout's sockets: give each "
-				 "4M at least (ring=)");
+	if (c->ring / c->fanout < RING_MIN) {
+		char what[96];
+		snprintf(what, sizeof(what),
+			 "ring is shared out over the fanout's %u sockets, 4M each at least: give "
+			 "ring=%uM or more",
+			 c->fanout, 4 * c->fanout);
+		return cfg_error(err, arg, what);
+	}
 	return 0;
 }
 
@@ -259,10 +267,15 @@ struct pk_src {
 	struct nvt_pktw w;
 	bool started;
 	const struct nvt_source_args *a;
-	uint64_t kernel_drops, seen, released;
+	uint64_t kernel_drops, released;
 	uint64_t last_ts, backsteps; /* frames taken with a time before the one before */
+	uint64_t t_live;             /* fanout: frames before this time are not the capture's */
+	uint64_t unstamped;          /* hwstamp: frames the NIC did not stamp (the kernel's time) */
 	bool hw_set, hw_saved_ok;    /* hwstamp: switched on; the setting before is known */
 	struct hwtstamp_config hw_saved;
+	struct sock_fprog prog; /* the capture's filter, compiled once (len 0: none) */
+	struct bpf_program bpf;
+	int ctl; /* hwstamp: the socket for the NIC's settings */
 };
 
 static int fail_errno(const struct pk_src *s, const char *what, struct nvt_err *err)
@@ -277,19 +290,13 @@ static int fail_errno(const struct pk_src *s, const char *what, struct nvt_err *
 /* The capture's filter on socket fd (none: every frame). 0 or -errno. */
 static int set_filter(const struct pk_src *s, int fd, struct nvt_err *err)
 {
-	struct bpf_program prog;
-	int r;
+	int zero = 0, r;
 
-	if (!s->cfg.filter[0]) {
-		r = setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0);
+	if (!s->prog.len) {
+		r = setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof(zero));
 		return r && errno != ENOENT ? fail_errno(s, "filter", err) : 0;
 	}
-	if (compile_filter(&s->cfg, &prog, err))
-		return -EINVAL;
-	struct sock_fprog fp = {.len = (unsigned short)prog.bf_len,
-				.filter = (struct sock_filter *)prog.bf_insns};
-	r = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp));
-	pcap_freecode(&prog);
+	r = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &s->prog, sizeof(s->prog));
 	return r ? fail_errno(s, "filter", err) : 0;
 }
 
@@ -322,8 +329,11 @@ static int open_ring(struct pk_src *s, struct pk_ring *g, struct nvt_err *err)
 	}
 	if (setsockopt(g->fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)))
 		return fail_errno(s, "TPACKET_V3", err);
-	/* the NIC's own times where it stamps frames; the kernel's otherwise */
-	(void)setsockopt(g->fd, SOL_PACKET, PACKET_TIMESTAMP, &ts, sizeof(ts));
+	/* hwstamp: the NIC's times (switched on for every frame before this socket takes any);
+	 * otherwise the kernel's, also for frames that a NIC stamps for another program (one time
+	 * base in a recording) */
+	if (s->cfg.hwstamp && setsockopt(g->fd, SOL_PACKET, PACKET_TIMESTAMP, &ts, sizeof(ts)))
+		return fail_errno(s, "hardware timestamps (PACKET_TIMESTAMP)", err);
 	if (setsockopt(g->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
 		goto ring_fail;
 	g->nblocks = req.tp_block_nr;
@@ -355,8 +365,10 @@ ring_fail:;
 
 /* The sockets join one fanout group: an id of the kernel's choosing (no other capture's group
  * is joined by chance), frames passed on from a full ring to the next. They take no frame
- * before all are in (each frame is taken once); then their filters go live one by one (the
- * capture begins over those microseconds). */
+ * before all are in (each frame is taken once); then their filters go live one by one, and
+ * the capture begins when the last is: frames of an earlier time are left out (with the
+ * NIC's times, which cannot be compared with the clock here, the first microseconds may hold
+ * only some of the frames). */
 static int join_fanout(struct pk_src *s, struct nvt_err *err)
 {
 	int mode = (int)(s->cfg.fanout_mode | PACKET_FANOUT_FLAG_ROLLOVER) << 16, got = 0;
@@ -374,6 +386,13 @@ static int join_fanout(struct pk_src *s, struct nvt_err *err)
 	for (unsigned i = 0; i < s->nring; i++)
 		if (set_filter(s, s->ring[i].fd, err))
 			return -err->code;
+	s->t_live = s->cfg.hwstamp ? 0 : nvt_real_ns();
+	if (s->a->notice) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "packet:%s: capturing on %u sockets", s->cfg.ifname,
+			 s->nring);
+		s->a->notice(msg, s->a->notice_arg);
+	}
 	return 0;
 }
 
@@ -387,19 +406,24 @@ static int hw_ioctl(int fd, const char *ifname, unsigned long req, struct hwtsta
 	return ioctl(fd, req, &ifr);
 }
 
-/* hwstamp: the NIC stamps every received frame from now on (its transmit setting kept). */
-static int hw_on(struct pk_src *s, struct nvt_err *err)
+/* hwstamp: the NIC stamps every received frame from now on (its transmit setting kept);
+ * switched on before any capture socket is bound, so no frame has the kernel's time. */
+static int hw_on(struct pk_src *s, int fd, struct nvt_err *err)
 {
 	struct hwtstamp_config hc = {.tx_type = HWTSTAMP_TX_OFF, .rx_filter = HWTSTAMP_FILTER_ALL};
-	int fd = s->ring[0].fd;
 
 	if (hw_offered(fd, &s->cfg, err))
 		return -EOPNOTSUPP;
 	s->hw_saved_ok = !hw_ioctl(fd, s->cfg.ifname, SIOCGHWTSTAMP, &s->hw_saved);
 	if (s->hw_saved_ok)
 		hc.tx_type = s->hw_saved.tx_type;
-	if (hw_ioctl(fd, s->cfg.ifname, SIOCSHWTSTAMP, &hc))
-		return fail_errno(s, "switching hardware timestamps on (SIOCSHWTSTAMP)", err);
+	if (hw_ioctl(fd, s->cfg.ifname, SIOCSHWTSTAMP, &hc)) {
+		nvt_err_set(err, errno,
+			    "packet:%s: switching the NIC's timestamps on (SIOCSHWTSTAMP): %s%s",
+			    s->cfg.ifname, strerror(errno),
+			    errno == EPERM ? " (it needs CAP_NET_ADMIN: run as root)" : "");
+		return -err->code;
+	}
 	s->hw_set = true;
 	if (hc.rx_filter != HWTSTAMP_FILTER_ALL) {
 		nvt_err_set(err, EOPNOTSUPP,
@@ -417,7 +441,7 @@ static void hw_off(struct pk_src *s)
 	if (!s->hw_set)
 		return;
 	if (s->hw_saved_ok)
-		(void)hw_ioctl(s->ring[0].fd, s->cfg.ifname, SIOCSHWTSTAMP, &s->hw_saved);
+		(void)hw_ioctl(s->ctl, s->cfg.ifname, SIOCSHWTSTAMP, &s->hw_saved);
 	else if (s->a->notice) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
@@ -436,15 +460,15 @@ static void ring_stats(struct pk_src *s, struct pk_ring *g)
 
 	if (getsockopt(g->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
 		return;
-	s->seen += st.tp_packets;
 	if (st.tp_drops) {
 		s->kernel_drops += st.tp_drops;
 		nvt_pktw_dropped(&s->w, st.tp_drops);
 	}
 }
 
-static int start(struct pk_src *s, bool hw)
+static int start(struct pk_src *s)
 {
+	bool hw = s->cfg.hwstamp;
 	char name[80], desc[256], fan[48] = "";
 
 	snprintf(name, sizeof(name), "%s", s->cfg.ifname);
@@ -513,7 +537,9 @@ static int take_frame(struct pk_src *s, struct pk_ring *g)
 	uint64_t ts = frame_ns(h);
 	uint8_t *p;
 
-	if (!s->started && start(s, (h->tp_status & TP_STATUS_TS_RAW_HARDWARE) != 0))
+	if (ts < s->t_live) /* before the capture began (fanout) */
+		goto next;
+	if (!s->started && start(s))
 		return NVT_PKTW_STOP;
 	switch (nvt_pktw_reserve(&s->w, h->tp_snaplen, &p)) {
 	case NVT_PKTW_OK:
@@ -531,18 +557,31 @@ static int take_frame(struct pk_src *s, struct pk_ring *g)
 		s->backsteps++;
 	s->last_ts = ts;
 	g->frames++;
+	if (s->cfg.hwstamp && !(h->tp_status & TP_STATUS_TS_RAW_HARDWARE))
+		s->unstamped++;
+next:
 	g->h = (struct tpacket3_hdr *)((uint8_t *)h + h->tp_next_offset);
 	if (!--g->left)
 		release(s, g);
 	return 0;
 }
 
-static int pk_loop(struct pk_src *s, struct nvt_err *err)
+/* Sleep until a ring has a block for us, or ms. */
+static int wait_frames(struct pk_src *s, int ms, struct nvt_err *err)
 {
 	struct pollfd pfd[FANOUT_MAX];
 
 	for (unsigned i = 0; i < s->nring; i++)
 		pfd[i] = (struct pollfd){.fd = s->ring[i].fd, .events = POLLIN | POLLERR};
+	if (poll(pfd, s->nring, ms) < 0 && errno != EINTR) {
+		nvt_err_set(err, errno, "packet: poll: %s", strerror(errno));
+		return -err->code;
+	}
+	return 0;
+}
+
+static int pk_loop(struct pk_src *s, struct nvt_err *err)
+{
 	for (;;) {
 		struct pk_ring *g = oldest(s);
 		if (g) {
@@ -552,18 +591,17 @@ static int pk_loop(struct pk_src *s, struct nvt_err *err)
 		}
 		if (nvt_recorder_stopping(s->w.r) || nvt_pktw_at_limit(&s->w))
 			return NVT_PKTW_STOP;
-		if (poll(pfd, s->nring, POLL_MS) < 0 && errno != EINTR) {
-			nvt_err_set(err, errno, "packet: poll: %s", strerror(errno));
+		if (wait_frames(s, POLL_MS, err))
 			return -err->code;
-		}
 	}
 }
 
-/* What the kernel had handed over when the capture stopped is kept (at most a ring's worth:
- * a link that goes on sending does not hold the stop up). */
-static void drain(struct pk_src *s)
+/* What the kernel had received when the capture stopped is kept: the blocks handed over, and
+ * those it still fills, which it hands over within a block's time (at most a ring's worth: a
+ * link that goes on sending does not hold the stop up). */
+static void drain(struct pk_src *s, struct nvt_err *err)
 {
-	uint64_t blocks = 0, until;
+	uint64_t blocks = 0, until, end_ns = nvt_mono_ns() + 3 * BLOCK_TOV_MS * 1000000ull;
 	struct pk_ring *g;
 
 	s->w.at_limit = s->w.size_limit_hit;
@@ -572,9 +610,14 @@ static void drain(struct pk_src *s)
 	for (unsigned i = 0; i < s->nring; i++)
 		blocks += s->ring[i].nblocks;
 	until = s->released + blocks;
-	while (!s->w.size_limit_hit && s->released < until && (g = oldest(s)))
-		if (take_frame(s, g) == NVT_PKTW_STOP)
+	while (!s->w.size_limit_hit && s->released < until) {
+		if ((g = oldest(s))) {
+			if (take_frame(s, g) == NVT_PKTW_STOP)
+				break;
+		} else if (nvt_mono_ns() >= end_ns || wait_frames(s, 1, err)) {
 			break;
+		}
+	}
 	for (unsigned i = 0; i < s->nring; i++)
 		ring_stats(s, &s->ring[i]);
 }
@@ -601,6 +644,19 @@ static void fanout_notice(const struct pk_src *s)
 	s->a->notice(msg, s->a->notice_arg);
 }
 
+static void unstamped_notice(const struct pk_src *s)
+{
+	char msg[200];
+
+	if (!s->unstamped || !s->a->notice)
+		return;
+	snprintf(msg, sizeof(msg),
+		 "packet:%s: %llu frames carry the kernel's time, not the NIC's (it did not stamp "
+		 "them)",
+		 s->cfg.ifname, (unsigned long long)s->unstamped);
+	s->a->notice(msg, s->a->notice_arg);
+}
+
 static int pk_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		  struct nvt_source_report *rep, struct nvt_err *err)
 {
@@ -613,14 +669,20 @@ static int pk_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	}
 	for (unsigned i = 0; i < FANOUT_MAX; i++)
 		s->ring[i].fd = -1;
+	s->ctl = -1;
 	s->a = a;
 	rc = parse_cfg(a->arg, &s->cfg, err);
+	if (!rc && s->cfg.filter[0] && !(rc = compile_filter(&s->cfg, &s->bpf, err)))
+		s->prog = (struct sock_fprog){.len = (unsigned short)s->bpf.bf_len,
+					      .filter = (struct sock_filter *)s->bpf.bf_insns};
+	if (!rc && s->cfg.hwstamp) {
+		s->ctl = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		rc = s->ctl < 0 ? fail_errno(s, "socket", err) : hw_on(s, s->ctl, err);
+	}
 	for (unsigned i = 0; !rc && i < s->cfg.fanout; i++, s->nring++)
 		rc = open_ring(s, &s->ring[i], err);
 	if (!rc && s->nring > 1)
 		rc = join_fanout(s, err);
-	if (!rc && s->cfg.hwstamp)
-		rc = hw_on(s, err);
 	if (rc)
 		goto out;
 	nvt_pktw_init(&s->w, r, a, true); /* the limits count from here */
@@ -638,12 +700,13 @@ static int pk_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		}
 	}
 	if (rc >= 0) {
-		drain(s);
-		if (!s->started) /* no frame came: no timestamps to name */
-			start(s, false);
+		drain(s, err);
+		if (!s->started) /* no frame came: the stream begins all the same */
+			start(s);
 		nvt_pktw_finish(&s->w, s->w.packets + s->kernel_drops + s->w.ring_drops,
 				s->kernel_drops + s->w.ring_drops);
 		fanout_notice(s);
+		unstamped_notice(s);
 	}
 	rep->packets = s->w.packets;
 	rep->kernel_drops = s->kernel_drops;
@@ -655,6 +718,10 @@ out:
 		if (s->ring[i].fd >= 0)
 			close(s->ring[i].fd);
 	}
+	if (s->ctl >= 0)
+		close(s->ctl);
+	if (s->prog.len)
+		pcap_freecode(&s->bpf);
 	free(s);
 	return rc;
 }

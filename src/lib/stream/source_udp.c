@@ -345,7 +345,6 @@ static int take(struct udp_src *s, unsigned sock, unsigned i, bool counted)
 	keep = len < s->cfg.snaplen ? len : s->cfg.snaplen;
 	if (!counted) {
 		s->kernel_drops += lost;
-		s->received++;
 		if (s->checking) {
 			uint64_t missing = nvt_pktcheck_packet(&s->pc, payload, keep);
 			s->gap_drops += missing;
@@ -364,10 +363,12 @@ static int take(struct udp_src *s, unsigned sock, unsigned i, bool counted)
 			nvt_ipv4_udp_header(data, src, sport, dst, htons(s->cfg.port[sock]), len);
 		memcpy(data + hdr, payload, keep);
 		nvt_pktw_commit(&s->w, ts, hdr + keep, hdr + len);
+		s->received++;
 		return 0;
 	case NVT_PKTW_FULL:
 		s->w.ring_drops++;
 		nvt_pktw_dropped(&s->w, 1);
+		s->received++;
 		return 0;
 	default:
 		return NVT_PKTW_STOP;
@@ -542,8 +543,7 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		s->w.duration_ns = 0;
 		s->w.flags = NVT_ACQUIRE_DRAIN | NVT_ACQUIRE_NOWAIT;
 		int d = s->pend_n ? take_batch(s, s->pend_sock, s->pend_i, s->pend_n) : 0;
-		for (unsigned i = 0; d == 0 && i < s->cfg.nport && taken < UDP_DRAIN_MAX && d >= 0;
-		     i++)
+		for (unsigned i = 0; d == 0 && i < s->cfg.nport && taken < UDP_DRAIN_MAX; i++)
 			while (taken < UDP_DRAIN_MAX && (d = drain_sock(s, i, err)) == 1)
 				taken += UDP_BATCH;
 		s->w.at_limit = rc == NVT_SOURCE_AT_LIMIT;
