@@ -9,8 +9,6 @@
 #include "stream/pktwriter.h"
 #include "util/sysutil.h"
 
-/* Room for need bytes in one chunk, padding the rest of the current chunk when they do not
- * fit (a padding block needs 12 bytes: a block never leaves 4 or 8 bytes behind it). */
 /* The current chunk's room in whole 4-byte words (the recording's size limit may end it at
  * any byte; pcapng blocks are words). */
 static size_t words(const struct nvt_pktw *w)
@@ -18,12 +16,19 @@ static size_t words(const struct nvt_pktw *w)
 	return w->p ? w->room - w->room % 4 : 0;
 }
 
+/* need bytes fit the room left: exactly, or with a padding block's worth after them (a block
+ * never leaves 4 or 8 bytes behind it: a padding block is 12 at least). */
+static bool fits(size_t room, size_t need)
+{
+	return room == need || room >= need + PCAPNG_MIN;
+}
+
 /* The padding that need bytes would cost first: the rest of the current chunk when they do
- * not fit there (a block never leaves 4 or 8 bytes behind it: a padding block is 12 at least). */
+ * not fit there. */
 static size_t pad_before(const struct nvt_pktw *w, size_t need)
 {
 	size_t room = words(w);
-	return !w->p || room == need || room >= need + PCAPNG_MIN ? 0 : room;
+	return !w->p || fits(room, need) ? 0 : room;
 }
 
 /* Room for need bytes in one chunk, padding the rest of the current chunk first when they do
@@ -37,12 +42,11 @@ static enum nvt_pktw_status room_for(struct nvt_pktw *w, size_t need, unsigned f
 				return errno == EAGAIN ? NVT_PKTW_FULL : NVT_PKTW_STOP;
 		}
 		size_t room = words(w);
-		if (room == need || room >= need + PCAPNG_MIN)
+		if (fits(room, need))
 			return NVT_PKTW_OK;
 		if (room < PCAPNG_MIN) /* the size limit's last bytes: never a whole block */
 			return NVT_PKTW_STOP;
 		if (padded) { /* a whole chunk is too small for it */
-			w->too_big = true;
 			w->too_big_bytes = need;
 			return NVT_PKTW_STOP;
 		}
@@ -149,4 +153,16 @@ void nvt_pktw_finish(struct nvt_pktw *w, uint64_t recv, uint64_t drop)
 		return;
 	put(w, nvt_pcapng_isb(w->p, w->last_ns ? w->last_ns : nvt_real_ns(), recv, drop,
 			      w->first_ns, w->last_ns));
+}
+
+int nvt_pktw_fit_error(const struct nvt_pktw *w, const char *what, const char *unit,
+		       uint32_t snaplen, struct nvt_err *err)
+{
+	if (!w->too_big_bytes)
+		return 0;
+	nvt_err_set(err, EMSGSIZE,
+		    "%s: a block of %zu bytes (a %s of up to %u) does not fit a ring chunk: record "
+		    "with larger chunks (--chunk) or a smaller snaplen=",
+		    what, w->too_big_bytes, unit, snaplen);
+	return -EMSGSIZE;
 }

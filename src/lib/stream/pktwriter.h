@@ -23,10 +23,9 @@ struct nvt_pktw {
 	uint64_t ring_drops;                       /* packets that found no free chunk */
 	uint64_t first_ns, last_ns;                /* capture times of the first and last packet */
 	bool at_limit;                             /* the size or duration was reached */
-	bool too_big;         /* a block larger than a ring chunk (use larger chunks) */
-	bool size_limit_hit;  /* the limit reached was the size */
+	bool size_limit_hit;                       /* the limit reached was the size */
 	bool begun;           /* the section and interface blocks are written */
-	size_t too_big_bytes; /* the block that did not fit a chunk */
+	size_t too_big_bytes; /* a block larger than a ring chunk (use larger chunks), 0: none */
 };
 
 enum nvt_pktw_status { NVT_PKTW_OK, NVT_PKTW_FULL, NVT_PKTW_STOP };
@@ -51,5 +50,9 @@ void nvt_pktw_commit(struct nvt_pktw *w, uint64_t ts_ns, uint32_t caplen, uint32
 void nvt_pktw_dropped(struct nvt_pktw *w, uint64_t packets);
 /* The statistics block (received, dropped), written when there is room, also after a stop. */
 void nvt_pktw_finish(struct nvt_pktw *w, uint64_t recv, uint64_t drop);
+/* A live source's error when a packet's block did not fit a whole ring chunk (what: the
+ * source's name, unit: "datagram" or "frame"): -EMSGSIZE with err set, or 0. */
+int nvt_pktw_fit_error(const struct nvt_pktw *w, const char *what, const char *unit,
+		       uint32_t snaplen, struct nvt_err *err);
 
 #endif

@@ -688,16 +688,9 @@ static int pk_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	nvt_pktw_init(&s->w, r, a, true); /* the limits count from here */
 	rc = pk_loop(s, err);
 	if (rc == NVT_PKTW_STOP) {
-		rc = s->w.at_limit ? NVT_SOURCE_AT_LIMIT : 0;
-		if (s->w.too_big) {
-			nvt_err_set(
-				err, EMSGSIZE,
-				"packet: a block of %zu bytes (a frame of up to %u) does not fit "
-				"a ring chunk: record with larger chunks (--chunk) or a smaller "
-				"snaplen=",
-				s->w.too_big_bytes, s->cfg.snaplen);
-			rc = -EMSGSIZE;
-		}
+		rc = nvt_pktw_fit_error(&s->w, "packet", "frame", s->cfg.snaplen, err);
+		if (!rc)
+			rc = s->w.at_limit ? NVT_SOURCE_AT_LIMIT : 0;
 	}
 	if (rc >= 0) {
 		drain(s, err);

@@ -257,7 +257,7 @@ static int pcap_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	if (rc >= 0 && x.started)
 		nvt_pktw_finish(&x.w, x.w.packets, 0);
 	rep->packets = x.w.packets;
-	if (rc >= 0 && x.w.too_big) {
+	if (rc >= 0 && x.w.too_big_bytes) {
 		nvt_err_set(
 			err, EMSGSIZE,
 			"pcap:%s: a packet block of %zu bytes does not fit a ring chunk: import "

@@ -525,16 +525,9 @@ static int udp_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 		goto out; /* stopped before it began */
 	rc = udp_loop(s, err);
 	if (rc == NVT_PKTW_STOP) {
-		rc = s->w.at_limit ? NVT_SOURCE_AT_LIMIT : 0;
-		if (s->w.too_big) {
-			nvt_err_set(
-				err, EMSGSIZE,
-				"udp: a block of %zu bytes (a datagram of up to %u) does not fit a "
-				"ring chunk: record with larger chunks (--chunk) or a smaller "
-				"snaplen=",
-				s->w.too_big_bytes, s->cfg.snaplen);
-			rc = -EMSGSIZE;
-		}
+		rc = nvt_pktw_fit_error(&s->w, "udp", "datagram", s->cfg.snaplen, err);
+		if (!rc)
+			rc = s->w.at_limit ? NVT_SOURCE_AT_LIMIT : 0;
 	}
 	if (rc >= 0 && (!s->w.at_limit || !s->w.size_limit_hit)) {
 		/* stopped, or at the duration: what the sockets hold arrived before, and is kept */
