@@ -124,6 +124,10 @@ struct nvt_record_result {
 	 * (a socket's overflows, a capture ring's drops); with a sequence check the drops in
 	 * the index are the gaps it found, which should equal this */
 	uint64_t packets, kernel_drops;
+	/* checkpoints' writes of the chunk being filled (a stream slower than a chunk per
+	 * checkpoint interval), and the bytes of every data write (with those rewrites):
+	 * data_io_bytes / rec.data_bytes is the write amplification */
+	uint64_t part_writes, data_io_bytes;
 };
 
 NVT_API void nvt_record_opts_init(struct nvt_record_opts *o);

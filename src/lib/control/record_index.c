@@ -156,7 +156,8 @@ static uint64_t place(struct nvt_recorder *r, uint64_t len)
 
 /* The drop events so far, and the drops not yet an event as one where the next data goes: the
  * index sums to the header's drop_count, like the final one. The checksums of every chunk
- * queued so far: beyond the checkpoint they let recover keep what landed intact. */
+ * queued so far (beyond the checkpoint they let recover keep what landed intact), and of the
+ * prefix of the chunk being filled that this checkpoint wrote. */
 static int build(struct nvt_recorder *r, uint64_t target)
 {
 	struct nvt_rec_index *x = &r->ix;
@@ -185,16 +186,17 @@ static int build(struct nvt_recorder *r, uint64_t target)
 	x->len = 0;
 	x->drops = drops;
 	x->nev = kept;
-	if (!kept && !r->sums.n && !r->meta_len) {
+	uint64_t ncrc = r->sums.n + r->part_staged; /* and the filled prefix of the next chunk */
+	if (!kept && !ncrc && !r->meta_len) {
 		free(ev);
 		return 0;
 	}
 	struct nvt_index ix = {.ev = ev,
 			       .nev = kept,
 			       .crc = r->sums.e,
-			       .ncrc = r->sums.n,
+			       .ncrc = ncrc,
 			       .tm = r->sums.t,
-			       .ntm = r->sums.n,
+			       .ntm = ncrc,
 			       .meta = r->meta,
 			       .meta_len = r->meta_len};
 	uint64_t need = nvt_index_bytes(&ix);

@@ -24,6 +24,7 @@
 #define TAG_HDR      (UINT64_MAX - 3)
 #define TAG_HDR_SYNC (UINT64_MAX - 4)
 #define TAG_IDX      (UINT64_MAX - 5) /* the checkpoint's drop index, before its sync */
+#define TAG_PART     (UINT64_MAX - 6) /* the filled prefix of the chunk being filled */
 #define EXTEND_STEP  (1ull << 30)     /* open-ended recordings reserve space 1 GiB ahead */
 
 void nvt_rec_notice(struct nvt_recorder *r, const char *fmt, ...)
@@ -50,7 +51,7 @@ void nvt_rec_fail(struct nvt_recorder *r, enum nvt_stop_reason reason, int code,
 	/* a write that failed, a full device, storage that stopped completing: no more writes.
 	 * A producer that failed or went quiet: what it committed is still written. */
 	if (reason == NVT_STOP_IO_ERROR || reason == NVT_STOP_NO_SPACE ||
-	    (reason == NVT_STOP_STALL && nvt_pump_pending(&r->pump) > 0))
+	    (reason == NVT_STOP_STALL && (nvt_pump_pending(&r->pump) > 0 || r->part_inflight)))
 		atomic_store(&r->storage_failed, 1);
 	if (!r->err.code) {
 		r->err.code = code ? code : EIO;
@@ -116,11 +117,24 @@ static void check_counter(struct nvt_recorder *r, const void *chunk, uint64_t le
 	nvt_recorder_check_counts(r, &r->cc.counts);
 }
 
+/* Data bytes on the target in order: every chunk written, and a prefix of the next one. */
+static uint64_t landed(const struct nvt_recorder *r)
+{
+	return r->written + r->part_landed;
+}
+
 static void issue_writes(struct nvt_recorder *r)
 {
+	/* the chunk whose prefix is being written waits for it: two writes of one block in
+	 * flight could land in either order */
+	if (r->part_inflight)
+		return;
 	while (!atomic_load(&r->storage_failed) && nvt_pump_can_queue(&r->pump)) {
-		uint64_t len = nvt_pump_next_len(&r->pump);
+		uint64_t k = r->pump.queued;
+		uint8_t *chunk = nvt_ring_chunk(&r->ring, k);
+		uint64_t len = nvt_pump_next_len(&r->pump), skip = 0;
 		uint64_t off = NVT_HEADER_SIZE + r->issue_off;
+		bool part = k == r->part_seq;
 		if (off + align_up(len, NVT_BLOCK) > r->ix.data_end) {
 			nvt_rec_fail(r, NVT_STOP_NO_SPACE, ENOSPC,
 				     "the device is full: the write of %llu bytes at offset %llu "
@@ -134,17 +148,72 @@ static void issue_writes(struct nvt_recorder *r)
 		if (nvt_rec_index_blocks(r, off, len))
 			break; /* a checkpoint moves the index on first */
 		extend_ahead(r, off + align_up(len, NVT_BLOCK));
-		if (nvt_pump_queue(&r->pump, off, len))
+		if (part && r->part_landed) { /* the rest, from its last partial block */
+			skip = r->part_landed / NVT_BLOCK * NVT_BLOCK;
+			if (skip > align_up(len, NVT_BLOCK) - NVT_BLOCK)
+				skip = align_up(len, NVT_BLOCK) - NVT_BLOCK;
+		}
+		if (nvt_pump_queue_rest(&r->pump, off, len, skip))
 			break;
+		r->data_io_bytes += align_up(len, NVT_BLOCK) - skip;
 		if (r->counting)
-			check_counter(r, nvt_ring_chunk(&r->ring, r->pump.queued - 1), len, off);
+			check_counter(r, chunk, len, off);
 		if (!r->o.no_checksums) {
-			uint64_t k = r->pump.queued - 1;
-			nvt_sums_add(&r->sums, len, nvt_crc32c(0, nvt_ring_chunk(&r->ring, k), len),
-				     r->chunk_t[k % r->ring.nchunks]);
+			uint32_t crc = part && r->part_crc_len
+					       ? nvt_crc32c(r->part_crc, chunk + r->part_crc_len,
+							    len - r->part_crc_len)
+					       : nvt_crc32c(0, chunk, len);
+			nvt_sums_add(&r->sums, len, crc, r->chunk_t[k % r->ring.nchunks]);
 		}
 		r->issue_off += len;
 	}
+}
+
+/* At a checkpoint, when every published chunk is written: write what the producer has put
+ * into the chunk it is filling, in whole 4 KiB blocks from the last one written before (the
+ * bytes past the filled end are rewritten when the chunk is). A slow stream then loses no
+ * more than the checkpoint interval in a crash, not a chunk's worth of time. true: queued. */
+static bool part_write(struct nvt_recorder *r)
+{
+	uint64_t k = r->pump.queued, p = atomic_load_explicit(&r->part, memory_order_acquire);
+	uint64_t fill = p & 0xffffffffu, from, to, off;
+	uint8_t *chunk = nvt_ring_chunk(&r->ring, k);
+
+	if (r->part_inflight || atomic_load(&r->storage_failed) ||
+	    k != nvt_ring_published(&r->ring) || nvt_pump_pending(&r->pump) ||
+	    (p >> 32) != (k & 0xffffffffu))
+		return false;
+	if (r->part_seq != k) { /* a new chunk: nothing of it written yet */
+		r->part_seq = k;
+		r->part_landed = r->part_crc_len = 0;
+		r->part_crc = 0;
+	}
+	if (fill <= r->part_landed || fill > r->ring.chunk_bytes)
+		return false;
+	from = r->part_landed / NVT_BLOCK * NVT_BLOCK;
+	to = align_up(fill, NVT_BLOCK);
+	off = NVT_HEADER_SIZE + r->issue_off + from;
+	if (off + (to - from) > r->ix.data_end || nvt_rec_index_blocks(r, off, to - from))
+		return false;
+	extend_ahead(r, off + (to - from));
+	struct nvt_io io = {.dir = NVT_IO_WRITE,
+			    .buf = chunk + from,
+			    .len = to - from,
+			    .offset = off,
+			    .buf_index = (int)(k % r->ring.nchunks),
+			    .tag = TAG_PART};
+	if (r->eng.ops->queue(&r->eng, &io))
+		return false;
+	if (!r->o.no_checksums && fill > r->part_crc_len) {
+		r->part_crc =
+			nvt_crc32c(r->part_crc, chunk + r->part_crc_len, fill - r->part_crc_len);
+		r->part_crc_len = fill;
+	}
+	r->part_want = fill;
+	r->part_inflight = true;
+	r->part_writes++;
+	r->data_io_bytes += to - from;
+	return true;
 }
 
 static void write_failed(struct nvt_recorder *r, uint64_t k, uint64_t len, int64_t res)
@@ -176,6 +245,11 @@ static void handle_write(struct nvt_recorder *r, const struct nvt_io_done *d)
 		write_failed(r, k, len, d->res);
 	while (nvt_pump_ready(&r->pump, &k, &off, &len)) {
 		r->written += len;
+		if (k == r->part_seq) { /* written whole: its prefix is part of written */
+			r->part_landed = r->part_crc_len = 0;
+			r->part_crc = 0;
+			r->part_seq = UINT64_MAX;
+		}
 		nvt_pump_retire(&r->pump, 0);
 	}
 }
@@ -190,23 +264,75 @@ static void checkpoint_sync(struct nvt_recorder *r)
 	r->ckpt_phase = CKPT_SYNC;
 }
 
+/* The checkpoint's data is on the target (its prefix write landed, or none was needed): its
+ * index, then its data sync. */
+static void checkpoint_index(struct nvt_recorder *r)
+{
+	r->ckpt_target = landed(r);
+	/* a prefix of the chunk being filled has a checksum in this checkpoint's index only,
+	 * while no write of the whole chunk has added its own */
+	r->part_staged = r->part_landed && r->part_crc_len == r->part_landed &&
+			 r->issue_off == r->written && !r->o.no_checksums &&
+			 nvt_sums_stage(&r->sums, r->part_landed, r->part_crc,
+					r->chunk_t[r->part_seq % r->ring.nchunks]);
+	nvt_rec_index_begin(r, r->ckpt_target);
+	r->part_staged = false;
+	if (r->ix.len) /* a filesystem that cannot leave holes (exFAT) fills them now */
+		extend_ahead(r, r->ix.off + r->ix.len);
+	r->ckpt_phase = CKPT_INDEX;
+	checkpoint_sync(r);
+}
+
 static void checkpoint_start(struct nvt_recorder *r, uint64_t now)
 {
 	bool urgent = r->ix.urgent;
 
 	if (r->ckpt_busy || atomic_load(&r->storage_failed) || r->o.format != NVT_FMT_NVTAPE)
 		return;
-	if (!urgent && (now - r->ckpt_last < r->o.checkpoint_ns || r->written == r->durable))
+	if (!urgent && now - r->ckpt_last < r->o.checkpoint_ns)
+		return;
+	if (!urgent && part_write(r)) {
+		r->ckpt_busy = true;
+		r->ckpt_last = now;
+		r->ckpt_phase = CKPT_PART;
+		return; /* the rest when it has landed */
+	}
+	if (!urgent && landed(r) == r->durable)
 		return;
 	r->ix.urgent = false;
 	r->ckpt_busy = true;
-	r->ckpt_target = r->written;
 	r->ckpt_last = now;
-	nvt_rec_index_begin(r, r->ckpt_target);
-	if (r->ix.len) /* a filesystem that cannot leave holes (exFAT) fills them now */
-		extend_ahead(r, r->ix.off + r->ix.len);
-	r->ckpt_phase = CKPT_INDEX;
-	checkpoint_sync(r);
+	checkpoint_index(r);
+}
+
+/* The prefix write landed (or failed): the checkpoint that wrote it goes on. */
+static void handle_part(struct nvt_recorder *r, int64_t res)
+{
+	uint64_t want = align_up(r->part_want, NVT_BLOCK) - r->part_landed / NVT_BLOCK * NVT_BLOCK;
+
+	r->part_inflight = false;
+	if (res < 0 || (uint64_t)res < want) {
+		r->ckpt_busy = false;
+		if (res == -ENOSPC || res >= 0)
+			nvt_rec_fail(r, NVT_STOP_NO_SPACE, ENOSPC,
+				     "no space left on the device: a checkpoint's write of the "
+				     "chunk being filled (%llu bytes at data offset %llu) %s; "
+				     "everything before it is kept",
+				     (unsigned long long)want, (unsigned long long)r->written,
+				     res < 0 ? "failed with ENOSPC" : "was cut short");
+		else
+			nvt_rec_fail(
+				r, NVT_STOP_IO_ERROR, (int)-res,
+				"a checkpoint's write of the chunk being filled (%llu bytes at "
+				"data offset %llu) failed%s%s: %s; everything written before "
+				"it is kept",
+				(unsigned long long)want, (unsigned long long)r->written,
+				r->eng.fault[0] ? " on " : "", r->eng.fault, strerror((int)-res));
+		return;
+	}
+	r->part_landed = r->part_want;
+	if (r->ckpt_busy && r->ckpt_phase == CKPT_PART)
+		checkpoint_index(r);
 }
 
 static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
@@ -279,6 +405,15 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* The chunk being filled holds more than a checkpoint wrote of it. */
+static bool part_grew(const struct nvt_recorder *r)
+{
+	uint64_t p = atomic_load_explicit(&r->part, memory_order_acquire);
+
+	return (p >> 32) == (r->pump.queued & 0xffffffffu) &&
+	       (p & 0xffffffffu) > (r->part_seq == r->pump.queued ? r->part_landed : 0);
+}
+
 /* Sleep until a completion, a published chunk, a signal, or the next timed duty. */
 static int64_t wait_ns(const struct nvt_recorder *r, const struct loop_time *lt)
 {
@@ -288,8 +423,9 @@ static int64_t wait_ns(const struct nvt_recorder *r, const struct loop_time *lt)
 
 	if (o->stats_ns && lt->next_stats < wake)
 		wake = lt->next_stats;
-	if (!r->ckpt_busy && r->written > r->durable && o->format == NVT_FMT_NVTAPE &&
-	    !atomic_load(&r->storage_failed) && sat_add(r->ckpt_last, o->checkpoint_ns) < wake)
+	if (!r->ckpt_busy && (landed(r) > r->durable || part_grew(r)) &&
+	    o->format == NVT_FMT_NVTAPE && !atomic_load(&r->storage_failed) &&
+	    sat_add(r->ckpt_last, o->checkpoint_ns) < wake)
 		wake = sat_add(r->ckpt_last, o->checkpoint_ns);
 	if (!atomic_load(&r->failed) && sat_add(progress, sat_add(o->timeout_ns, 1000000)) < wake)
 		wake = sat_add(progress, sat_add(o->timeout_ns, 1000000));
@@ -304,7 +440,7 @@ static int64_t wait_ns(const struct nvt_recorder *r, const struct loop_time *lt)
 static void watchdog(struct nvt_recorder *r, struct loop_time *lt)
 {
 	uint64_t produced = atomic_load(&r->produced), timeout = r->o.timeout_ns;
-	bool idle = nvt_pump_pending(&r->pump) == 0;
+	bool idle = nvt_pump_pending(&r->pump) == 0 && !r->part_inflight;
 
 	if (produced != lt->last_produced) {
 		lt->last_produced = produced;
@@ -360,7 +496,7 @@ static bool drained(struct nvt_recorder *r, const struct loop_time *lt)
 
 static void publish_stats(struct nvt_recorder *r)
 {
-	atomic_store(&r->st_written, r->written);
+	atomic_store(&r->st_written, landed(r));
 	atomic_store(&r->st_durable, r->durable);
 	atomic_store(&r->st_inflight, r->eng.inflight);
 	atomic_store(&r->st_max_inflight, r->pump.max_inflight);
@@ -378,6 +514,10 @@ static void reap(struct nvt_recorder *r, struct loop_time *lt)
 	for (int i = 0; i < n; i++) {
 		if (done[i].tag == NVT_TAG_WAKE)
 			continue;
+		if (done[i].tag == TAG_PART) {
+			handle_part(r, done[i].res);
+			continue;
+		}
 		if (done[i].tag == TAG_SYNC || done[i].tag == TAG_HDR ||
 		    done[i].tag == TAG_HDR_SYNC || done[i].tag == TAG_IDX) {
 			handle_ckpt(r, done[i].tag, done[i].res);
@@ -509,6 +649,42 @@ static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev,
 	free(buf);
 }
 
+/* Where the writes issued so far end on the target (a prefix write issued while the chunk's
+ * own write was not). */
+static uint64_t issued_end(const struct nvt_recorder *r)
+{
+	uint64_t end = NVT_HEADER_SIZE + r->issue_off;
+
+	return r->part_inflight ? end + align_up(r->part_want, NVT_BLOCK) : end;
+}
+
+/* The storage failed before the chunk being filled was written whole: the prefix of it that a
+ * checkpoint wrote is data too, with its checksum after those of the chunks written. */
+static void keep_landed_part(struct nvt_recorder *r)
+{
+	struct nvt_sums *s = &r->sums;
+	uint64_t i = 0, at = 0;
+
+	if (!r->part_landed || r->part_seq != r->pump.retired)
+		return;
+	while (i < s->n && s->e[i].data_offset + s->e[i].length <= r->written)
+		i++;
+	if (i)
+		at = s->e[i - 1].data_offset + s->e[i - 1].length;
+	if (!r->o.no_checksums && at == r->written && r->part_crc_len == r->part_landed &&
+	    (i < s->n || nvt_sums_stage(s, r->part_landed, r->part_crc, 0))) {
+		s->t[i] = (struct nvt_chunk_time){
+			.data_offset = at, .time_ns = r->chunk_t[r->part_seq % r->ring.nchunks]};
+		s->e[i] = (struct nvt_chunk_crc){.data_offset = at,
+						 .length = r->part_landed,
+						 .crc32c = r->part_crc,
+						 .chunks = 1};
+		s->n = i + 1;
+	}
+	r->written += r->part_landed;
+	r->part_landed = 0;
+}
+
 /* Write index, trim, make them durable, rewrite the header as complete, make it durable. */
 int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 {
@@ -526,9 +702,7 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 	int rc = stuck ? 0 : r->eng.ops->truncate(&r->eng, end > live ? end : live, err);
 
 	if (!rc && (kept || stuck || r->sums.n || r->meta_len) && r->o.format == NVT_FMT_NVTAPE) {
-		write_index(r, ev, kept,
-			    align_up(stuck ? NVT_HEADER_SIZE + r->issue_off : end, NVT_BLOCK),
-			    &end);
+		write_index(r, ev, kept, align_up(stuck ? issued_end(r) : end, NVT_BLOCK), &end);
 		rc = r->eng.ops->truncate(&r->eng, end > live ? end : live, err);
 	}
 	if (!rc && !stuck && live > end) {
@@ -602,6 +776,7 @@ static void finish(struct nvt_recorder *r)
 
 	if (!atomic_load(&r->failed))
 		r->reason = r->latched;
+	keep_landed_part(r);
 	r->t_end = nvt_mono_ns();
 	if (t0) {
 		r->rec.start_ns = r->t0_real;

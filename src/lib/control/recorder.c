@@ -360,6 +360,7 @@ int nvt_recorder_open(const struct nvt_record_opts *o, struct nvt_recorder **out
 	}
 	nvt_ring_init(&r->ring);
 	nvt_sums_init(&r->sums, NVT_SUMS_MAX);
+	r->part_seq = UINT64_MAX;
 	r->meta = strdup(r->o.meta ? r->o.meta : "");
 	if (!r->meta) {
 		free(r);
@@ -567,8 +568,14 @@ int nvt_recorder_commit(struct nvt_recorder *r, size_t bytes)
 	r->cur_fill += bytes;
 	atomic_fetch_add(&r->produced, bytes);
 	if (r->cur_fill == r->ring.chunk_bytes ||
-	    (r->limit_bytes && atomic_load(&r->produced) >= r->limit_bytes))
+	    (r->limit_bytes && atomic_load(&r->produced) >= r->limit_bytes)) {
 		publish(r);
+		return 0;
+	}
+	/* a checkpoint can make this much of the chunk durable before it is full */
+	uint64_t seq = atomic_load_explicit(&r->ring.head, memory_order_relaxed);
+	atomic_store_explicit(&r->part, (seq & 0xffffffffu) << 32 | r->cur_fill,
+			      memory_order_release);
 	return 0;
 }
 
@@ -656,6 +663,8 @@ static void fill_result(struct nvt_recorder *r, uint64_t t_end)
 	res->source_bytes = atomic_load(&r->produced);
 	res->io_cpu_ns = r->io_cpu_ns;
 	res->hugetlb = r->ring.hugetlb;
+	res->part_writes = r->part_writes;
+	res->data_io_bytes = r->data_io_bytes;
 }
 
 int nvt_recorder_close(struct nvt_recorder *r, struct nvt_record_result *out)

@@ -35,6 +35,9 @@ struct nvt_recorder {
 
 	/* shared between the producer, the I/O thread and stats() */
 	_Atomic uint64_t produced; /* bytes committed into chunks, published or not */
+	/* the chunk being filled: the low 32 bits of its ring sequence number << 32 | its bytes
+	 * committed so far (stored after each commit that does not publish it) */
+	_Atomic uint64_t part;
 	_Atomic uint64_t drops;    /* units dropped */
 	_Atomic uint64_t t0_mono;  /* first commit or drop (0 until then) */
 	_Atomic int pending_event; /* pending_drop != 0 (cleared under ev_lock) */
@@ -72,7 +75,17 @@ struct nvt_recorder {
 	_Atomic bool signalled;
 	_Atomic enum nvt_stop_reason reason;
 	bool ckpt_busy;
-	enum { CKPT_INDEX, CKPT_SYNC } ckpt_phase; /* writing the index; data sync queued */
+	/* writing the filled prefix of the chunk being filled; the index; data sync queued */
+	enum { CKPT_PART, CKPT_INDEX, CKPT_SYNC } ckpt_phase;
+	/* the prefix of chunk part_seq (the next to be written) that checkpoints wrote ahead of
+	 * its full write (docs/file-format.md, "Slow streams"): part_landed bytes are on the
+	 * target, part_crc is the CRC32C of its first part_crc_len bytes; part_want is the end
+	 * of the prefix write in flight */
+	uint64_t part_seq, part_landed, part_crc_len, part_want;
+	uint32_t part_crc;
+	bool part_inflight, part_staged;
+	uint64_t part_writes,
+		data_io_bytes; /* checkpoint prefix writes; bytes of all data writes */
 	uint64_t ckpt_target, ckpt_last;
 	struct nvt_rec_index ix; /* the drop index written with each checkpoint */
 	struct nvt_sums sums;    /* CRC32C of every chunk queued (I/O thread) */

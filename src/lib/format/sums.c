@@ -47,6 +47,28 @@ static void merge_pairs(struct nvt_sums *s)
 	s->granule *= 2;
 }
 
+/* Room for entry n: 0, or -1 out of memory (the list stops growing). */
+static int grow(struct nvt_sums *s, uint64_t max)
+{
+	uint64_t cap = s->cap ? s->cap * 2 : 1024;
+	struct nvt_chunk_crc *g;
+	struct nvt_chunk_time *t;
+
+	if (s->n < s->cap)
+		return 0;
+	if (cap > max)
+		cap = max;
+	g = realloc(s->e, cap * sizeof(*g));
+	if (g)
+		s->e = g;
+	t = g ? realloc(s->t, cap * sizeof(*t)) : NULL;
+	if (!t)
+		return -1;
+	s->t = t;
+	s->cap = cap;
+	return 0;
+}
+
 void nvt_sums_add(struct nvt_sums *s, uint64_t len, uint32_t crc, uint64_t time_ns)
 {
 	struct nvt_chunk_crc *last = s->n ? &s->e[s->n - 1] : NULL;
@@ -62,27 +84,24 @@ void nvt_sums_add(struct nvt_sums *s, uint64_t len, uint32_t crc, uint64_t time_
 	}
 	if (s->n == s->max)
 		merge_pairs(s);
-	if (s->n == s->cap) {
-		uint64_t cap = s->cap ? s->cap * 2 : 1024;
-		struct nvt_chunk_crc *g;
-		struct nvt_chunk_time *t;
-		if (cap > s->max)
-			cap = s->max;
-		g = realloc(s->e, cap * sizeof(*g));
-		if (g)
-			s->e = g;
-		t = g ? realloc(s->t, cap * sizeof(*t)) : NULL;
-		if (!t) {
-			s->oom = true;
-			return;
-		}
-		s->t = t;
-		s->cap = cap;
+	if (grow(s, s->max)) {
+		s->oom = true;
+		return;
 	}
 	s->t[s->n] = (struct nvt_chunk_time){.data_offset = s->end, .time_ns = time_ns};
 	s->e[s->n++] = (struct nvt_chunk_crc){
 		.data_offset = s->end, .length = len, .crc32c = crc, .chunks = 1};
 	s->end += len;
+}
+
+bool nvt_sums_stage(struct nvt_sums *s, uint64_t len, uint32_t crc, uint64_t time_ns)
+{
+	if (s->oom || !len || grow(s, s->max + 1))
+		return false;
+	s->t[s->n] = (struct nvt_chunk_time){.data_offset = s->end, .time_ns = time_ns};
+	s->e[s->n] = (struct nvt_chunk_crc){
+		.data_offset = s->end, .length = len, .crc32c = crc, .chunks = 1};
+	return true;
 }
 
 void nvt_sums_check_init(struct nvt_sums_check *c, const struct nvt_chunk_crc *e, uint64_t n,

@@ -27,6 +27,10 @@ void nvt_sums_free(struct nvt_sums *s);
 /* The next chunk of the data: len bytes with this CRC32C, its first byte captured at time_ns
  * (CLOCK_REALTIME; 0 unknown). */
 void nvt_sums_add(struct nvt_sums *s, uint64_t len, uint32_t crc, uint64_t time_ns);
+/* Place a span of len bytes after the last one without counting it (e[n], t[n]): a prefix of
+ * the chunk being filled that a checkpoint made durable, for that checkpoint's index only.
+ * false when there is no memory for it. */
+bool nvt_sums_stage(struct nvt_sums *s, uint64_t len, uint32_t crc, uint64_t time_ns);
 
 /* The reader's side: spans checked as the data passes, in order. */
 struct nvt_sums_check {

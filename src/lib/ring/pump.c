@@ -15,8 +15,9 @@ int nvt_pump_init(struct nvt_pump *p, struct nvt_ring *r, struct nvt_engine *e, 
 	p->dir = dir;
 	p->off = calloc(r->nchunks, sizeof(*p->off));
 	p->len = calloc(r->nchunks, sizeof(*p->len));
+	p->skip = calloc(r->nchunks, sizeof(*p->skip));
 	p->done = calloc(r->nchunks, 1);
-	if (!p->off || !p->len || !p->done) {
+	if (!p->off || !p->len || !p->skip || !p->done) {
 		nvt_pump_free(p);
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
@@ -28,8 +29,9 @@ void nvt_pump_free(struct nvt_pump *p)
 {
 	free(p->off);
 	free(p->len);
+	free(p->skip);
 	free(p->done);
-	p->off = p->len = NULL;
+	p->off = p->len = p->skip = NULL;
 	p->done = NULL;
 }
 
@@ -50,10 +52,11 @@ uint64_t nvt_pump_next_len(const struct nvt_pump *p)
 static int submit_io(struct nvt_pump *p, uint64_t k, bool blocking)
 {
 	unsigned slot = (unsigned)(k % p->ring->nchunks);
+	uint64_t skip = p->skip[slot];
 	struct nvt_io io = {.dir = p->dir,
-			    .buf = nvt_ring_chunk(p->ring, k),
-			    .len = (p->len[slot] + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK,
-			    .offset = p->off[slot],
+			    .buf = nvt_ring_chunk(p->ring, k) + skip,
+			    .len = (p->len[slot] + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK - skip,
+			    .offset = p->off[slot] + skip,
 			    .buf_index = (int)slot,
 			    .tag = k,
 			    .blocking = blocking};
@@ -63,11 +66,17 @@ static int submit_io(struct nvt_pump *p, uint64_t k, bool blocking)
 
 int nvt_pump_queue(struct nvt_pump *p, uint64_t off, uint64_t len)
 {
+	return nvt_pump_queue_rest(p, off, len, 0);
+}
+
+int nvt_pump_queue_rest(struct nvt_pump *p, uint64_t off, uint64_t len, uint64_t skip)
+{
 	unsigned slot = (unsigned)(p->queued % p->ring->nchunks);
 	int rc;
 
 	p->off[slot] = off;
 	p->len[slot] = len;
+	p->skip[slot] = skip;
 	p->done[slot] = 0;
 	rc = submit_io(p, p->queued, false);
 	if (rc)
@@ -93,8 +102,9 @@ int nvt_pump_complete(struct nvt_pump *p, const struct nvt_io_done *d, uint64_t 
 		return 0;
 	}
 	/* a write must land whole blocks; a read needs at least the bytes that count */
-	uint64_t need =
-		p->dir == NVT_IO_WRITE ? (*want + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK : *want;
+	uint64_t need = p->dir == NVT_IO_WRITE
+				? (*want + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK - p->skip[slot]
+				: *want;
 	if (d->res < 0 || (uint64_t)d->res < need)
 		return -1;
 	p->done[slot] = 1;

@@ -15,6 +15,7 @@ struct nvt_pump {
 	struct nvt_engine *eng;
 	enum nvt_io_dir dir;
 	uint64_t *off, *len; /* per slot: byte offset on the target and bytes of its I/O */
+	uint64_t *skip;      /* per slot (writes): leading bytes already on the target */
 	uint8_t *done;       /* per slot: landed in full, not yet handed on */
 	uint64_t queued;     /* I/Os queued so far: the next one is number `queued` */
 	uint64_t retired;    /* I/Os handed on in order */
@@ -34,6 +35,9 @@ uint64_t nvt_pump_next_len(const struct nvt_pump *p);
 /* Queue I/O number `queued` at byte offset off for len bytes (the I/O is rounded up to whole
  * 4 KiB blocks). 0, or -EBUSY when the engine's queue is full. */
 int nvt_pump_queue(struct nvt_pump *p, uint64_t off, uint64_t len);
+/* A write of which the first skip bytes (a multiple of 4096) are on the target already: only
+ * the rest is written. */
+int nvt_pump_queue_rest(struct nvt_pump *p, uint64_t off, uint64_t len, uint64_t skip);
 
 /* One completion. 1: I/O *k landed in full; 0: nothing to do (asked again after EAGAIN, or a
  * wake-up); -1: I/O *k failed or came short (d->res says how; *want the bytes it needed). */
