@@ -182,6 +182,12 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)r->rec.drop_events, (unsigned long long)r->st.ring_hwm,
 	       (unsigned long long)r->st.ring_chunks, r->st.max_inflight, r->rec.checkpoints,
 	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6);
+	if (r->part_writes && b)
+		printf("nvtape record: %llu checkpoints wrote the chunk being filled (a stream "
+		       "slower than a chunk a second): %llu bytes written for %llu of data, write "
+		       "amplification %.2f\n",
+		       (unsigned long long)r->part_writes, (unsigned long long)r->data_io_bytes,
+		       (unsigned long long)b, (double)r->data_io_bytes / (double)b);
 	if (r->st.src_fifo_depth)
 		printf("nvtape record: source FIFO high-water %llu of %llu\n",
 		       (unsigned long long)r->st.src_fifo_hwm,
@@ -225,6 +231,7 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
 	       "fixed_bufs=%d ckpt_p50_ms=%.3f ckpt_p99_ms=%.3f ckpt_max_ms=%.3f "
+	       "part_writes=%llu data_io_bytes=%llu "
 	       "check_records=%llu "
 	       "check_gaps=%llu check_missing=%llu check_backward=%llu check_bad=%llu "
 	       "stop_reason=%s result=%s exit=%d\n",
@@ -239,6 +246,7 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
 	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
 	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6,
+	       (unsigned long long)r->part_writes, (unsigned long long)r->data_io_bytes,
 	       (unsigned long long)r->st.check_records, (unsigned long long)r->st.check_gaps,
 	       (unsigned long long)r->st.check_missing, (unsigned long long)r->st.check_backward,
 	       (unsigned long long)r->st.check_bad, nvt_stop_reason_name(r->reason),
@@ -284,6 +292,8 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_num(&j, "ckpt_p50_ms", r->ckpt_p50_ns / 1e6, 3);
 	json_num(&j, "ckpt_p99_ms", r->ckpt_p99_ns / 1e6, 3);
 	json_num(&j, "ckpt_max_ms", r->ckpt_max_ns / 1e6, 3);
+	json_uint(&j, "part_writes", r->part_writes);
+	json_uint(&j, "data_io_bytes", r->data_io_bytes);
 	json_uint(&j, "check_records", r->st.check_records);
 	json_uint(&j, "check_gaps", r->st.check_gaps);
 	json_uint(&j, "check_missing", r->st.check_missing);

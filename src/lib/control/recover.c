@@ -20,6 +20,7 @@
 #include "control/scan.h"
 #include "format/index.h"
 #include "format/sums.h"
+#include "util/crc32c.h"
 #include "util/sysutil.h"
 
 struct rstate {
@@ -342,6 +343,71 @@ out:
 	return 0;
 }
 
+/* The checksums of the data kept: the index's spans that end inside it, then spans computed
+ * here, a chunk each, for what they leave uncovered (a checkpoint inside a chunk, pattern
+ * blocks kept past the checkpoint), so that every byte kept stays checked. Only for a
+ * recording that has checksums. *crc is malloc'ed when it is not ix's. */
+static int cover_kept(const struct nvt_layout *L, struct rstate *s, const struct nvt_index *ix,
+		      struct nvt_chunk_crc **own, struct nvt_err *err)
+{
+	uint64_t step = s->rec->chunk_bytes ? s->rec->chunk_bytes : 8u << 20;
+	uint64_t at = 0, n = 0, extra;
+	struct nvt_chunk_crc *e;
+	int fd[NVT_MAX_MEMBERS];
+	uint8_t *buf;
+
+	*own = NULL;
+	s->crc = ix->crc;
+	while (n < ix->ncrc && ix->crc[n].data_offset + ix->crc[n].length <= s->valid)
+		n++;
+	s->ncrc = n;
+	if (!ix->ncrc)
+		return 0;
+	if (n)
+		at = ix->crc[n - 1].data_offset + ix->crc[n - 1].length;
+	if (at >= s->valid)
+		return 0;
+	extra = (s->valid - at) / step + 2;
+	e = malloc((n + extra) * sizeof(*e));
+	buf = malloc(step);
+	if (!e || !buf || nvt_layout_open(L, O_RDONLY, fd, err)) {
+		free(e);
+		free(buf);
+		if (!err->code)
+			nvt_err_set(err, ENOMEM,
+				    "out of memory for the checksums of the data kept");
+		return -1;
+	}
+	memcpy(e, ix->crc, n * sizeof(*e));
+	while (at < s->valid) {
+		uint64_t k = step - at % step; /* to the next chunk boundary */
+		int rc;
+		if (k > s->valid - at)
+			k = s->valid - at;
+		rc = nvt_layout_pread(L, fd, buf, k, s->rec->data_offset + at);
+		if (rc) {
+			nvt_err_set(err, -rc, "read of %llu bytes at %llu: %s",
+				    (unsigned long long)k,
+				    (unsigned long long)(s->rec->data_offset + at), strerror(-rc));
+			nvt_layout_close(L, fd);
+			free(e);
+			free(buf);
+			return -1;
+		}
+		e[n++] = (struct nvt_chunk_crc){.data_offset = at,
+						.length = k,
+						.crc32c = nvt_crc32c(0, buf, k),
+						.chunks = 1};
+		at += k;
+	}
+	nvt_layout_close(L, fd);
+	free(buf);
+	*own = e;
+	s->crc = e;
+	s->ncrc = n;
+	return 0;
+}
+
 /* The recording as recovered, in memory: its valid length, its drops, complete, no index yet. */
 static void mark_recovered(struct rstate *s, struct nvt_recover_result *res, uint64_t data_avail)
 {
@@ -455,6 +521,7 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 	struct rstate s = {0};
 	struct nvt_index ix = {0};
 	struct nvt_recording *rec = &res->after;
+	struct nvt_chunk_crc *own_crc = NULL;
 	uint64_t data_avail;
 
 	if (nvt_recording_open(L, &res->before, &res->err))
@@ -486,9 +553,12 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 		return -(res->err.code ? res->err.code : EIO);
 	}
 	mark_recovered(&s, res, data_avail);
-	s.crc = ix.crc; /* the checksums of what is kept, their times, the metadata go on */
-	while (s.ncrc < ix.ncrc && ix.crc[s.ncrc].data_offset + ix.crc[s.ncrc].length <= s.valid)
-		s.ncrc++;
+	/* the checksums of what is kept, their times, the metadata go on */
+	if (cover_kept(L, &s, &ix, &own_crc, &res->err)) {
+		nvt_index_clear(&ix);
+		free(s.ev);
+		return -(res->err.code ? res->err.code : EIO);
+	}
 	s.tm = ix.tm;
 	while (s.ntm < ix.ntm && ix.tm[s.ntm].data_offset < s.valid)
 		s.ntm++;
@@ -496,10 +566,12 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 	s.meta_len = ix.meta ? ix.meta_len : 0;
 	if (rewrite(L, &s, &res->err)) {
 		nvt_index_clear(&ix);
+		free(own_crc);
 		free(s.ev);
 		return -(res->err.code ? res->err.code : EIO);
 	}
 	nvt_index_clear(&ix);
+	free(own_crc);
 	free(s.ev);
 	rec->complete = true;
 	rec->valid_bytes = s.valid;
