@@ -73,4 +73,26 @@ assert struct.unpack_from("<I", h, 24)[0] == 0x00010002 and struct.unpack_from("
 assert h[84:88] == b"uzev" and struct.unpack_from("<I", h, 20)[0] == 3
 PY
 ok "interrupted fdrec file: recover trims the zero tail, counts the 4096-beat gap, keeps design and clock fields"
+# an interrupted fdrec file cut off the 4 KiB grid (1000 bytes short of 1 MiB), with and without
+# zeros after it: recover keeps every whole beat, not a byte less (the short last block was left
+# out: 3096 valid bytes cut) and not the zeros of the block it ends in (63 corrupt beats)
+for zeros in 0 20000; do
+	c="$T/cut$zeros.nvt"
+	expect_rc 0 "$NVT" record -q --format fdrec --size 1M "$c"
+	python3 - "$c" "$zeros" <<'PY' || fail "cut the fdrec file"
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    flags = struct.unpack_from("<I", f.read(24), 20)[0]
+    f.seek(20)
+    f.write(struct.pack("<I", flags & ~2))  # not COMPLETE: the writer died
+    f.truncate(4096 + (1 << 20) - 1000)
+    f.seek(0, 2)
+    f.write(bytes(int(sys.argv[2])))
+PY
+	expect_rc 0 "$NVT" recover "$c"
+	[ "$(field data_bytes)" = $(((1048576 - 1000) / 16 * 16)) ] || fail "fdrec cut off the grid, $zeros zeros: recover kept $(field data_bytes)"
+	expect_rc 0 "$NVT" verify "$c"
+	[ "$(field corrupt)" = 0 ] || fail "verify after recover: $(grep RESULT "$T/out")"
+done
+ok "interrupted fdrec file off the 4 KiB grid: recover keeps every whole beat, no zeros"
 echo "fdrec: all passed"

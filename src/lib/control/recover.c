@@ -194,6 +194,52 @@ static int take_checkpoint_tail(const struct nvt_layout *L, struct rstate *s, st
 	return 0;
 }
 
+/* An FPGA Drive Recorder file ends at its last non-zero 4 KiB block: also a last block shorter
+ * than 4 KiB (a file cut off the block grid), which the scan leaves out; and test-pattern data
+ * ends at its last well-formed beat, not with the zeros of a preallocated block after it. */
+static int fdrec_end(const struct nvt_layout *L, struct rstate *s, uint64_t data_avail,
+		     struct nvt_err *err)
+{
+	const struct nvt_recording *rec = s->rec;
+	uint64_t buf[512], tail = data_avail % 4096, from, n;
+	const uint8_t *p = (const uint8_t *)buf;
+	int fd[NVT_MAX_MEMBERS];
+	int rc = 0;
+
+	if (!tail && !s->last_nonzero)
+		return 0;
+	if (nvt_layout_open(L, O_RDONLY, fd, err))
+		return -1;
+	if (tail) {
+		memset(buf, 0, sizeof(buf));
+		rc = nvt_layout_pread(L, fd, buf, tail, rec->data_offset + data_avail - tail);
+		if (!rc && block_nonzero(buf)) {
+			if (nvt_source_kind_is_pattern(rec->source_kind))
+				nvt_checker_feed(&s->chk, buf, tail - tail % 16,
+						 rec->data_offset + data_avail - tail);
+			s->last_nonzero = data_avail;
+		}
+	}
+	if (!rc && s->last_nonzero && nvt_source_kind_is_pattern(rec->source_kind)) {
+		from = (s->last_nonzero - 1) / 4096 * 4096;
+		n = s->last_nonzero - from;
+		rc = nvt_layout_pread(L, fd, buf, n, rec->data_offset + from);
+		while (!rc && n >= 16) { /* back to the last beat {seq, ~seq} */
+			uint64_t w[2];
+			memcpy(w, p + (n - n % 16) - 16, sizeof(w));
+			if (w[1] == ~w[0])
+				break;
+			n = n - n % 16 - 16;
+		}
+		if (!rc)
+			s->last_nonzero = from + (n - n % 16);
+	}
+	nvt_layout_close(L, fd);
+	if (rc)
+		nvt_err_set(err, -rc, "read of the last data block: %s", strerror(-rc));
+	return rc ? -1 : 0;
+}
+
 /* The data after the header, for the test pattern and fdrec: what continues the pattern beyond
  * the checkpoint, its gaps, the last non-zero block. */
 static int scan_data(const struct nvt_recover_opts *o, const struct nvt_layout *L, struct rstate *s,
@@ -220,7 +266,8 @@ static int scan_data(const struct nvt_recover_opts *o, const struct nvt_layout *
 	s->valid = 0;
 	if (so.len && nvt_scan(&so, &ss, err))
 		return -1;
-	return rec->format == NVT_FMT_NVTAPE ? take_checkpoint_tail(L, s, err) : 0;
+	return rec->format == NVT_FMT_NVTAPE ? take_checkpoint_tail(L, s, err)
+					     : fdrec_end(L, s, data_avail, err);
 }
 
 /* gaps in what is kept are exactly the drops we can prove */
