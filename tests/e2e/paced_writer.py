@@ -3,7 +3,8 @@
 """Write a stream of little-endian u64 counters (0, 1, 2, ...) to stdout at RATE bytes/s (0 = as
 fast as the reader takes it), in blocks of BLOCK bytes on absolute deadlines, until the reader
 goes away; then write to COUNTFILE how many bytes the pipe accepted (the slow-stream crash test
-compares what a killed recorder kept with it).
+compares what a killed recorder kept with it). COUNTFILE.log gets "TIME BYTES" lines as the
+bytes are handed over (CLOCK_REALTIME, at most every 20 ms): when each byte left.
 
     paced_writer.py RATE BLOCK COUNTFILE
 """
@@ -19,6 +20,8 @@ words = block // 8
 sent = 0
 t0 = time.monotonic()
 fd = sys.stdout.fileno()
+log = open(countfile + ".log", "w", buffering=1)
+logged = 0.0
 try:
     while True:
         buf = np.arange(sent // 8, sent // 8 + words, dtype="<u8").tobytes()
@@ -27,6 +30,10 @@ try:
             n = os.write(fd, view)
             sent += n
             view = view[n:]
+        now = time.time()
+        if now - logged >= 0.02:
+            log.write(f"{now:.6f} {sent}\n")
+            logged = now
         if rate:
             due = t0 + sent / rate
             now = time.monotonic()
