@@ -196,13 +196,13 @@ static bool part_write(struct nvt_recorder *r)
 	if (off + (to - from) > r->ix.data_end || nvt_rec_index_blocks(r, off, to - from))
 		return false;
 	extend_ahead(r, off + (to - from));
-	struct nvt_io io = {.dir = NVT_IO_WRITE,
-			    .buf = chunk + from,
-			    .len = to - from,
-			    .offset = off,
-			    .buf_index = (int)(k % r->ring.nchunks),
-			    .tag = TAG_PART};
-	if (r->eng.ops->queue(&r->eng, &io))
+	r->part_io = (struct nvt_io){.dir = NVT_IO_WRITE,
+				     .buf = chunk + from,
+				     .len = to - from,
+				     .offset = off,
+				     .buf_index = (int)(k % r->ring.nchunks),
+				     .tag = TAG_PART};
+	if (r->eng.ops->queue(&r->eng, &r->part_io))
 		return false;
 	if (!r->o.no_checksums && fill > r->part_crc_len) {
 		r->part_crc =
@@ -308,8 +308,14 @@ static void checkpoint_start(struct nvt_recorder *r, uint64_t now)
 /* The prefix write landed (or failed): the checkpoint that wrote it goes on. */
 static void handle_part(struct nvt_recorder *r, int64_t res)
 {
-	uint64_t want = align_up(r->part_want, NVT_BLOCK) - r->part_landed / NVT_BLOCK * NVT_BLOCK;
+	uint64_t want = r->part_io.len;
 
+	/* a throttled block layer may answer a non-blocking attempt with EAGAIN: ask again */
+	if (res == -EAGAIN && !r->part_io.blocking) {
+		r->part_io.blocking = true;
+		if (r->eng.ops->queue(&r->eng, &r->part_io) == 0)
+			return;
+	}
 	r->part_inflight = false;
 	if (res < 0 || (uint64_t)res < want) {
 		r->ckpt_busy = false;

@@ -82,6 +82,7 @@ struct nvt_recorder {
 	 * target, part_crc is the CRC32C of its first part_crc_len bytes; part_want is the end
 	 * of the prefix write in flight */
 	uint64_t part_seq, part_landed, part_crc_len, part_want;
+	struct nvt_io part_io; /* that write, asked again as a blocking one after EAGAIN */
 	uint32_t part_crc;
 	bool part_inflight, part_staged;
 	uint64_t part_writes,
