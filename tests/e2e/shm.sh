@@ -161,10 +161,13 @@ expect_rc 2 "$NVT" verify --check counter:u64le@0/16 "$T/py.nvt"
 [ "$(field gaps)" = 3 ] && [ "$(field drops_match)" = 1 ] && [ "$(field corrupt)" = 0 ] ||
 	fail "python: verify gaps $(field gaps) drops_match $(field drops_match)"
 start_rec -q --chunk 1M --chunks 4 "$T/bad.nvt"
-$PY "$S" --bad >/dev/null || fail "python bad producer"
+$PY "$S" --bad >/dev/null 2>"$T/p.err"
+[ $? = 1 ] || { cat "$T/p.err"; fail "python bad producer: not told that the recording failed"; }
 end_rec 1
 grep -q "a producer that does not follow include/nvtape/producer.h" "$T/r.err" || { cat "$T/r.err"; fail "no protocol error"; }
-ok "a Python producer: 8 MiB in place with 3 drops at their gaps; a position past the limit: exit 1, protocol error"
+grep -q "FAILED: errno=71 the recording failed: .*does not follow include/nvtape/producer.h" "$T/p.err" ||
+	fail "the bad producer was not told why: $(cat "$T/p.err")"
+ok "a Python producer: 8 MiB in place with 3 drops at their gaps; a position past the limit: exit 1, protocol error, the producer told so"
 
 # 9. a producer that dies holding a drop its log had no room for: the drop still counts (at
 # the end); a producer that never waits learns that nvtape was killed (it does not spin on)
@@ -186,3 +189,102 @@ wait $pp
 prc=$?
 [ $prc != 124 ] || fail "the producer did not notice that nvtape was killed"
 ok "a held drop of a dead producer counts; a NOWAIT producer notices a killed nvtape (exit $prc)"
+
+# 10. the ring's memory stays the recording's: after its first commit a producer can punch no
+# hole in the ring (madvise MADV_REMOVE, fallocate PUNCH_HOLE: EPERM) and what it wrote
+# verifies; pages released before the first commit (the drive would write the pages the
+# kernel pinned, not those the producer fills) are found and refused (exit 1, the producer
+# told why)
+start_rec -q --chunk 1M --chunks 4 "$T/ph.nvt"
+$PY "$S" --punch-after >"$T/p.out" 2>"$T/p.err" || { cat "$T/p.err"; fail "punching producer"; }
+end_rec 0
+[ "$(pfield punch_madvise)" = EPERM ] && [ "$(pfield punch_fallocate)" = EPERM ] ||
+	fail "holes punched in the sealed ring: madvise $(pfield punch_madvise), fallocate $(pfield punch_fallocate)"
+expect_rc 0 "$NVT" verify "$T/ph.nvt"
+[ "$(field chunks_good)" = 4 ] && [ "$(field chunks_bad)" = 0 ] || fail "after a punch attempt: $(field chunks_bad) bad chunks"
+start_rec -q --chunk 1M --chunks 4 "$T/pb.nvt"
+if grep -q "unlocked memory" "$T/r.err"; then
+	kill -INT $rp
+	wait $rp
+	echo "skip: pages released before the first commit (the ring is in unlocked memory: no telling)"
+else
+	$PY "$S" --punch-before >"$T/p.out" 2>"$T/p.err"
+	[ $? = 1 ] || { cat "$T/p.err"; fail "punch before the first commit: the producer was not told"; }
+	end_rec 1
+	grep -q "released 1024 of the ring's 1024 pages before its first commit" "$T/r.err" ||
+		{ cat "$T/r.err"; fail "no message for pages released before the first commit"; }
+	grep -q "FAILED: errno=71 .*released 1024 of the ring's 1024 pages" "$T/p.err" || fail "producer: $(cat "$T/p.err")"
+fi
+ok "the ring is sealed at the first commit (no hole can be punched, the data verifies); holes punched before it: exit 1, said to both sides"
+
+# 11. the socket: bytes a producer sends after its hello are a protocol error naming them
+# (exit 1; the producer is told); a wrong hello is answered with the reason and noted; a
+# silent connection holds no one up: 30 of them before a producer, 30 more and a wrong hello
+# while it is attached
+start_rec -q --chunk 1M --chunks 4 "$T/j.nvt"
+$PY "$S" --junk >"$T/p.out" 2>"$T/p.err"
+[ $? = 1 ] || { cat "$T/p.err"; fail "junk on the socket: the producer was not told"; }
+end_rec 1
+grep -qF 'the producer (pid' "$T/r.err" && grep -qF 'sent 12 bytes on the socket ("hello there\x01") after its hello' "$T/r.err" ||
+	{ cat "$T/r.err"; fail "junk on the socket not named"; }
+grep -q "went away without closing" "$T/r.err" && fail "junk on the socket taken for a producer that went away"
+[ "$(field bytes)" = 1048576 ] || fail "junk: the recording kept $(field bytes) bytes, not the 1048576 committed"
+grep -qF 'FAILED: errno=71 the recording failed: shm' "$T/p.err" || fail "junk producer: $(cat "$T/p.err")"
+start_rec -q --chunk 1M --chunks 4 "$T/q.nvt"
+$PY "$S" --silent 30 20 >"$T/silent.out" &
+sp=$!
+for i in $(seq 200); do grep -qs SILENT "$T/silent.out" && break; sleep 0.05; done
+t0=$EPOCHREALTIME
+timeout 20 "$P" "$S" 1048576 >"$T/p.out" 2>"$T/p.err" || { cat "$T/p.err"; fail "producer behind 30 silent connections: exit $?"; }
+t1=$EPOCHREALTIME
+took=$(python3 -c "print(round($t1 - $t0, 3))")
+end_rec 0
+python3 -c "import sys; sys.exit(not $took < 5)" || fail "a producer behind 30 silent connections took $took s"
+kill $sp 2>/dev/null
+wait $sp 2>/dev/null
+start_rec -q --chunk 1M --chunks 4 "$T/q2.nvt"
+"$P" -r 5 "$S" 10000000000 >"$T/p.out" 2>"$T/p.err" &
+pp=$!
+sleep 0.5
+$PY "$S" --silent 30 20 >"$T/silent.out" &
+sp=$!
+for i in $(seq 200); do grep -qs SILENT "$T/silent.out" && break; sleep 0.05; done
+$PY "$S" --hello "nvtape-producer 2" >"$T/h.out" || fail "hello client"
+read -r _ secs ans <"$T/h.out"
+kill -INT $rp
+wait $pp || fail "producer exit $?"
+end_rec 0
+kill $sp 2>/dev/null
+wait $sp 2>/dev/null
+case "$ans" in
+"error|shm $S: expected the hello \"nvtape-producer 1\" and its zero"*'got 17 bytes "nvtape-producer 2"'*) ;;
+*) fail "a wrong hello was answered: $ans" ;;
+esac
+python3 -c "import sys; sys.exit(not $secs < 2)" || fail "the wrong hello was answered after $secs s"
+grep -qF 'sent 17 bytes "nvtape-producer 2", not a producer'"'"'s hello: told so and closed' "$T/r.err" ||
+	{ cat "$T/r.err"; fail "nvtape did not note the wrong hello"; }
+[ "$(field drops)" = 0 ] || fail "silent connections cost the attached producer $(field drops) bytes"
+ok "junk after the hello: exit 1 naming it; a wrong hello answered in $secs s and noted; 30 silent connections: a producer attached and done in $took s"
+
+# 12. a recording that fails (the drive full): the producer's close says so, with nvtape's
+# reason (C: exit 1 and the message; Python: RecordingFailed, ENOSPC)
+if [ "$(id -u)" = 0 ]; then
+	make_loop 48M ext4
+	start_rec -q --chunk 1M --chunks 8 "$MNT/full.nvt"
+	"$P" "$S" 209715200 >"$T/p.out" 2>"$T/p.err"
+	prc=$?
+	end_rec 1
+	[ "$(field stop_reason)" = no-space ] || fail "full drive: reason $(field stop_reason)"
+	[ $prc = 1 ] || { cat "$T/p.err"; fail "C producer into a full drive: exit $prc, want 1"; }
+	grep -q "shm_producer: the recording failed: .*[Nn]o space left" "$T/p.err" || fail "C producer: $(cat "$T/p.err")"
+	rm -f "$MNT/full.nvt"
+	start_rec -q --chunk 1M --chunks 8 "$MNT/full.nvt"
+	$PY "$S" 209715200 >"$T/p.out" 2>"$T/p.err"
+	prc=$?
+	end_rec 1
+	[ $prc = 1 ] || { cat "$T/p.err"; fail "Python producer into a full drive: exit $prc, want 1"; }
+	grep -q "FAILED: errno=28 the recording failed: .*[Nn]o space left" "$T/p.err" || fail "Python producer: $(cat "$T/p.err")"
+	ok "the drive full: both producers are told the recording failed (ENOSPC) with nvtape's reason"
+else
+	echo "skip: a full drive (needs root for a loop device)"
+fi
