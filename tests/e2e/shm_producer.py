@@ -149,7 +149,7 @@ def main():
 
 try:
     main()
-except nvtape_producer.RecordingFailed as e:
+except getattr(nvtape_producer, "RecordingFailed", ()) as e:  # (an older client has none)
     print("FAILED: errno=%d %s" % (e.errno, e.strerror), file=sys.stderr)
     sys.exit(1)
 except OSError as e:

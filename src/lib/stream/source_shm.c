@@ -139,7 +139,8 @@ static int check_dir(const char *name, struct nvt_err *err)
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (xdg || !geteuid() ? (st.st_mode & 022) != 0 : (st.st_mode & 07777) != 0700)) {
-		const char *what = "writable by others", *fix = "chmod 700 it";
+		const char *what = xdg || !geteuid() ? "writable by others" : "not mode 0700",
+			   *fix = "chmod 700 it";
 		if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
 			what = S_ISLNK(st.st_mode)    ? "a symbolic link"
 			       : !S_ISDIR(st.st_mode) ? "not a directory"
