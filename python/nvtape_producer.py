@@ -204,7 +204,7 @@ class Producer:
             if nowait:
                 self._full += 1  # now and then: did nvtape go away?
                 if self._full % 64 == 0 and select.select([self.sock], [], [], 0)[0]:
-                    raise Stopped("nvtape closed the connection")
+                    raise Stopped("nvtape ended the recording or went away")
                 return None
             self._i[_PROD_SLEEP // 4] = 1
             self._full_fence()
@@ -212,7 +212,7 @@ class Producer:
                 r, _, _ = select.select([self._wake_me, self.sock], [], [], 0.1)
                 if self.sock in r:
                     self._i[_PROD_SLEEP // 4] = 0
-                    raise Stopped("nvtape closed the connection")
+                    raise Stopped("nvtape ended the recording or went away")
                 if self._wake_me in r:
                     try:
                         os.eventfd_read(self._wake_me)

@@ -478,7 +478,7 @@ static inline void *nvt_producer_acquire(struct nvt_producer *p, size_t *room, u
 			eventfd_t v;
 			if (poll(w, 2, 100) > 0 && (w[1].revents & (POLLHUP | POLLERR | POLLIN))) {
 				NVT_STORE(&c->prod_sleep, 0);
-				errno = EPIPE; /* nvtape closed its end */
+				errno = EPIPE; /* nvtape went away, or sent its verdict */
 				return NULL;
 			}
 			if (w[0].revents & POLLIN)

@@ -10,7 +10,15 @@
  * ends when the producer closes it; a producer that dies is seen by its socket closing, and
  * the recording ends with what it committed (exit 1: the stream did not end as it should).
  * A stop (Ctrl-C, nvt_recorder_stop) asks the producer to close, and takes what it commits
- * until it does, for at most SHM_STOP_GRACE_NS. */
+ * until it does, for at most SHM_STOP_GRACE_NS. Once the recording is final the producer is
+ * told how it ended (NVT_SHM_END: complete, or its failure).
+ *
+ * Whom it serves: a name's socket lives in a directory only its owner can write (checked, or
+ * made 0700); only the recording's own user or root gets the ring. Connections say their hello
+ * without holding anyone up (each waits in a table polled with the rest, at most
+ * SHM_HELLO_NS); a wrong one is answered with the reason. At the producer's first commit both
+ * memfds are sealed against holes (F_SEAL_FUTURE_WRITE): the memory the drive is handed stays
+ * the memory the producer fills. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -119,7 +127,9 @@ static int check_dir(const char *name, struct nvt_err *err)
 			    name);
 		return -ENAMETOOLONG;
 	}
-	if (!xdg && mkdir(dir, 0700) && errno != EEXIST) {
+	if (!xdg && !mkdir(dir, 0700))
+		chmod(dir, 0700); /* whatever the umask */
+	else if (!xdg && errno != EEXIST) {
 		int e = errno;
 		nvt_err_set(err, e,
 			    "shm:%s: cannot create the socket directory %s: %s: give a socket "
@@ -507,7 +517,7 @@ static int seal_memory(struct shmsrc *s, struct nvt_err *err)
 			break;
 		n = (size_t)got / sizeof(e[0]);
 		for (size_t i = 0; i < n; i++)
-			gone += !(e[i] >> 63);
+			gone += !(e[i] >> 62); /* neither present nor moving (a migration entry) */
 		k += n;
 	}
 	close(pm);
