@@ -14,6 +14,7 @@ when the recording failed, as "FAILED: errno=N message" on stderr with exit 1.""
 import array
 import ctypes
 import errno
+import fcntl
 import mmap
 import os
 import socket
@@ -23,6 +24,7 @@ import time
 import nvtape_producer
 
 SKIP = 4096
+F_SEAL_FUTURE_WRITE = 0x10
 
 
 def beats(seq, n):
@@ -44,6 +46,13 @@ def write_beats(p, seq, total):
         seq += n
         done += 16 * n
     return seq
+
+
+def until(cond, seconds=10):
+    """wait for cond() (nvtape has done something), at most seconds"""
+    end = time.monotonic() + seconds
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
 
 
 def punch(p, ring_fd, off, length):
@@ -110,10 +119,9 @@ def main():
             time.sleep(1)
             return
         if sys.argv[2] == "--junk":
-            seq = write_beats(p, 0, 1 << 20)
-            time.sleep(0.3)
+            write_beats(p, 0, 1 << 20)
             p.sock.send(b"hello there\x01")
-            time.sleep(1)
+            until(lambda: p.stopping)  # nvtape has seen it
             return
         if sys.argv[2].startswith("--punch"):
             ring_fd = kept[1]
@@ -121,11 +129,11 @@ def main():
             if before:
                 res = punch(p, ring_fd, 0, p.ring_bytes)
             seq = write_beats(p, 0, 1 << 20)
-            if not before:
-                time.sleep(0.3)  # nvtape has taken the first commit
+            if not before:  # once nvtape has seen the first commit (it seals then)
+                until(lambda: fcntl.fcntl(ring_fd, fcntl.F_GET_SEALS) & F_SEAL_FUTURE_WRITE)
                 res = punch(p, ring_fd, 0, 1 << 20)
-            write_beats(p, seq, 3 << 20)
             print("RESULT punch_madvise=%s punch_fallocate=%s" % tuple(res), flush=True)
+            write_beats(p, seq, 3 << 20)
             return
         total = int(sys.argv[2]) // 16 * 16
         every = int(sys.argv[3]) if len(sys.argv) > 3 else 0

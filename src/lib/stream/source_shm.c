@@ -443,8 +443,10 @@ static nfds_t watch_clients(struct shmsrc *s, struct pollfd *w, nfds_t first)
 	return first + 1 + s->npend;
 }
 
+static int follow(struct shmsrc *s, struct nvt_err *err);
+
 /* The producer's end of the socket: it says nothing after its hello. 0 while quiet, 1 when it
- * closed, -EPROTO (err set) when it sent something. */
+ * closed, -EPROTO (err set) when it sent something (what it committed before is taken). */
 static int producer_socket(struct shmsrc *s, struct nvt_err *err)
 {
 	struct pollfd p = {.fd = s->sock, .events = POLLIN | POLLRDHUP};
@@ -459,6 +461,9 @@ static int producer_socket(struct shmsrc *s, struct nvt_err *err)
 		return p.revents & (POLLHUP | POLLRDHUP | POLLERR) ? 1 : 0;
 	if (n <= 0)
 		return 1;
+	int rc = follow(s, err); /* what it committed before */
+	if (rc < 0)
+		return rc;
 	nvt_err_set(err, EPROTO,
 		    "shm %s: the producer (pid %d) sent %zd bytes on the socket (\"%s\") after "
 		    "its hello, where the protocol has no message (docs/shm.md): a producer "
@@ -689,7 +694,9 @@ static int shm_loop(struct shmsrc *s, struct nvt_err *err)
 			return rc > 0 ? 0 : rc;
 		move_limit(s);
 		if (ended && s->cons == pos && head == s->tail) {
-			/* the producer closed the stream and all of it is in */
+			/* the producer closed the stream and all of it is in (and said nothing) */
+			if ((rc = producer_socket(s, err)) < 0)
+				return rc;
 			if (!s->stopping)
 				unlogged_drops(s);
 			return 0;
@@ -700,7 +707,7 @@ static int shm_loop(struct shmsrc *s, struct nvt_err *err)
 		}
 		if (stop_at && nvt_mono_ns() - stop_at > SHM_STOP_GRACE_NS)
 			return 0; /* it did not close in time: what it committed is kept */
-		if (!ended && (rc = producer_socket(s, err)) < 0)
+		if ((rc = producer_socket(s, err)) < 0)
 			return rc;
 		if (!ended && rc) {
 			s->gone = true;
