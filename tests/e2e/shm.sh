@@ -234,6 +234,12 @@ grep -qF 'the producer (pid' "$T/r.err" && grep -qF 'sent 12 bytes on the socket
 grep -q "went away without closing" "$T/r.err" && fail "junk on the socket taken for a producer that went away"
 [ "$(field bytes)" = 1048576 ] || fail "junk: the recording kept $(field bytes) bytes, not the 1048576 committed"
 grep -qF 'FAILED: errno=71 the recording failed: shm' "$T/p.err" || fail "junk producer: $(cat "$T/p.err")"
+# nobody listening: both producers name the socket and what to start
+"$P" "$T/nobody.sock" 16 >/dev/null 2>"$T/p.err" && fail "a producer attached to nobody"
+grep -qF "shm $T/nobody.sock: nobody listens there (No such file or directory): start \`nvtape record --source shm:$T/nobody.sock\` first" "$T/p.err" ||
+	fail "C producer, nobody listening: $(cat "$T/p.err")"
+$PY "$T/nobody.sock" 16 >/dev/null 2>"$T/p.err" && fail "a Python producer attached to nobody"
+grep -qF "shm $T/nobody.sock: nobody listens there" "$T/p.err" || fail "Python producer, nobody listening: $(cat "$T/p.err")"
 start_rec -q --chunk 1M --chunks 4 "$T/q.nvt"
 $PY "$S" --silent 30 20 >"$T/silent.out" &
 sp=$!
