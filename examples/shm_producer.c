@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 		rc = nvt_producer_connect(&w.p, argv[optind]);
 		if (rc) {
 			fprintf(stderr, "shm_producer: cannot attach to nvtape at %s: %s\n",
-				argv[optind], strerror(-rc));
+				argv[optind], w.p.error);
 			return 1;
 		}
 	} else if (w.mode == 'a') {
@@ -238,7 +238,10 @@ int main(int argc, char **argv)
 			_exit(3); /* dies: no close, nvtape sees the socket go */
 	}
 	if (w.mode == 's') {
-		nvt_producer_close(&w.p);
+		if (nvt_producer_close(&w.p) < 0) {
+			fprintf(stderr, "shm_producer: %s\n", w.p.error);
+			rc = 1;
+		}
 	} else if (w.mode == 'a') {
 		struct nvt_record_result res;
 		if (nvt_recorder_close(w.r, &res) < 0) {

@@ -13,11 +13,16 @@ acquire / commit / drop exactly like a C producer.
         p.commit(n)
         p.drop(4096)                              # bytes lost upstream, indexed here
         p.write(b"...")                           # or copy bytes in (one copy)
-    # leaving the block closes the stream: nvtape finalizes the recording
+    # leaving the block closes the stream: nvtape finalizes the recording and says how that
+    # went; RecordingFailed (an OSError: ENOSPC...) when the recording failed
 
 acquire() raises Stopped once nvtape stops (Ctrl-C, its --size or --duration, an error); with
 nowait=True it returns None when the ring is full (count the loss with drop()). Views returned
 by acquire() must not be kept past commit(). One producer thread.
+
+Whom it talks to: before it sends or maps anything, Producer() checks who listens on the
+socket (SO_PEERCRED): this user or root, else PermissionError. A name's socket lives in a
+directory only its owner can write (socket_dir()).
 
 Memory order: nvtape must see the data before the position that covers it. x86 keeps stores in
 order; elsewhere (aarch64, riscv64) each commit issues a full barrier through the kernel: a
@@ -40,10 +45,13 @@ VERSION = 1
 DROPS = 128
 HELLO = b"nvtape-shm 1"
 ATTACH = b"nvtape-producer 1\0"
+END = b"nvtape-end"  # nvtape's verdict, when features has F_END
+F_END = 1
+_REFUSALS = {b"busy": errno.EBUSY, b"refused": errno.EACCES, b"error": errno.EPROTO}
 RUN, STOP = 0, 1
 CLOSED = 1
 # byte offsets in struct nvt_shm_ctl (include/nvtape/producer.h, 4096 bytes)
-_UNIT, _CHUNK, _NCHUNKS, _RING, _MAP, _END = 12, 16, 24, 32, 40, 48
+_UNIT, _CHUNK, _NCHUNKS, _FEATURES, _RING, _MAP, _END = 12, 16, 24, 28, 32, 40, 48
 _LIMIT, _STATE, _CONS_SLEEP = 64, 72, 76
 _POS, _DROPPED, _ENDED, _PROD_SLEEP = 128, 136, 144, 148
 _DROP_HEAD, _DROP_TAIL, _DROPS_AT = 192, 256, 320
@@ -56,13 +64,41 @@ class Stopped(Exception):
     """nvtape is stopping (or gone): commit what you hold and close."""
 
 
+class RecordingFailed(OSError):
+    """nvtape's verdict at close(): the recording failed (errno and nvtape's reason)."""
+
+
+def socket_dir():
+    """The directory of the names' sockets, as nvt_shm_dir() makes it: /run/nvtape for root,
+    else $XDG_RUNTIME_DIR, else /tmp/nvtape-UID (nvtape makes sure only its owner can write)."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR") or ""
+    if os.geteuid() == 0:
+        return "/run/nvtape"
+    if xdg.startswith("/"):
+        return xdg
+    return "/tmp/nvtape-%d" % os.geteuid()
+
+
 def address(name):
     """The socket path of a name, as nvt_shm_address() makes it."""
     if not name:
         raise ValueError("an empty shm name")
     if "/" in name:
         return name
-    return "%s/nvtape-%s.sock" % (os.environ.get("XDG_RUNTIME_DIR") or "/tmp", name)
+    return "%s/nvtape-%s.sock" % (socket_dir(), name)
+
+
+def _check_peer(sock, path):
+    """Refuse a socket another user listens on: nothing has been sent yet."""
+    pid, uid, _gid = struct.unpack("iII", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                          struct.calcsize("iII")))
+    if uid not in (os.geteuid(), 0):
+        raise PermissionError(
+            errno.EACCES,
+            "shm %s: answered by uid %d (pid %d), neither your user (uid %d) nor root: another "
+            "user's program listens there; nothing sent. Use a name (its socket lives in a "
+            "directory only its owner can write) or a path in a directory of yours, and remove "
+            "that socket" % (path, uid, pid, os.geteuid()))
 
 
 class Producer:
@@ -70,28 +106,43 @@ class Producer:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctl = self.ring = None
         self._fds = []
+        path = address(name)
         try:
-            self.sock.connect(address(name))
+            try:
+                self.sock.connect(path)
+            except (FileNotFoundError, ConnectionRefusedError) as e:
+                raise type(e)(e.errno, "shm %s: nobody listens there (%s): start `nvtape record "
+                              "--source shm:%s` first, as your user or root"
+                              % (path, e.strerror, name)) from None
+            except PermissionError as e:
+                raise PermissionError(e.errno, "shm %s: permission denied: the recording runs "
+                                      "as another user; run the producer as that user or root"
+                                      % path) from None
+            _check_peer(self.sock, path)
             try:
                 self.sock.send(ATTACH)
             except BrokenPipeError:
                 pass  # refused before it was read: the answer says why
-            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 64, 4)
+            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 512, 4)
             self._fds = fds
-            msg = msg.rstrip(b"\0")
-            if msg == b"busy":
-                raise OSError(errno.EBUSY, "another producer is attached to this recording")
-            if msg == b"refused":
-                raise OSError(errno.EACCES, "nvtape takes producers of its own user (or root)")
-            if msg != HELLO or len(fds) != 4:
-                raise OSError(errno.EPROTO, "not an nvtape shm source of version %d" % VERSION)
+            word, _, why = msg.partition(b"\0")
+            why = why.rstrip(b"\0").decode(errors="replace")
+            if word in _REFUSALS:
+                raise OSError(_REFUSALS[word], why or "shm %s: nvtape said %r" % (path, word))
+            if not msg:
+                raise OSError(errno.EPROTO, "shm %s: closed without an answer: not an nvtape of "
+                              "this version (protocol %d)?" % (path, VERSION))
+            if word != HELLO or why or len(fds) != 4:
+                raise OSError(errno.EPROTO, "shm %s: not an nvtape of protocol %d (its answer: "
+                              "%r)" % (path, VERSION, msg[:40]))
             self.ctl = mmap.mmap(fds[0], 4096)
-            magic, version, unit, chunk, nchunks, _pad, ring, map_bytes, end = struct.unpack_from(
-                "<QIIQIIQQQ", self.ctl, 0)
+            (magic, version, unit, chunk, nchunks, features, ring, map_bytes,
+             end) = struct.unpack_from("<QIIQIIQQQ", self.ctl, 0)
             if (magic != MAGIC or version != VERSION or not unit or not chunk or chunk % unit
                     or ring != chunk * nchunks or map_bytes < ring):
                 raise OSError(errno.EPROTO, "not an nvtape shm control page of version %d" % VERSION)
             self.unit_bytes, self.chunk_bytes, self.ring_bytes, self.end_bytes = unit, chunk, ring, end
+            self._features = features
             self.ring = mmap.mmap(fds[1], map_bytes)
             self._wake_me, self._wake_nvtape = fds[2], fds[3]
             os.close(fds[0])
@@ -153,7 +204,7 @@ class Producer:
             if nowait:
                 self._full += 1  # now and then: did nvtape go away?
                 if self._full % 64 == 0 and select.select([self.sock], [], [], 0)[0]:
-                    raise Stopped("nvtape closed the connection")
+                    raise Stopped("nvtape ended the recording or went away")
                 return None
             self._i[_PROD_SLEEP // 4] = 1
             self._full_fence()
@@ -161,7 +212,7 @@ class Producer:
                 r, _, _ = select.select([self._wake_me, self.sock], [], [], 0.1)
                 if self.sock in r:
                     self._i[_PROD_SLEEP // 4] = 0
-                    raise Stopped("nvtape closed the connection")
+                    raise Stopped("nvtape ended the recording or went away")
                 if self._wake_me in r:
                     try:
                         os.eventfd_read(self._wake_me)
@@ -223,7 +274,8 @@ class Producer:
         return done
 
     def close(self):
-        """The end of the stream: nvtape writes what was committed and finalizes."""
+        """The end of the stream: nvtape writes what was committed and finalizes, then says how
+        that went: RecordingFailed (errno, nvtape's reason) when the recording failed."""
         if self.ctl is None:
             return
         for _ in range(100):
@@ -234,7 +286,29 @@ class Producer:
         self._fence()  # the last position before the end
         self._i[_ENDED // 4] = CLOSED
         self._signal(_CONS_SLEEP)
-        self._release()
+        try:
+            if self._features & F_END:
+                self._verdict()
+        finally:
+            self._release()
+
+    def _verdict(self):
+        msg = self.sock.recv(1024)
+        if not msg:
+            raise RecordingFailed(errno.EPIPE, "nvtape went away before saying whether the "
+                                  "recording is complete (killed?): check the recording with "
+                                  "nvtape verify")
+        head, _, why = msg.partition(b"\0")
+        parts = head.split()
+        if len(parts) != 3 or parts[0] != END or not parts[1].isdigit():
+            raise RecordingFailed(errno.EPROTO, "nvtape ended with a message this producer "
+                                  "does not know (%r): check the recording with nvtape verify"
+                                  % msg[:40])
+        code = int(parts[1])
+        if code:
+            why = why.rstrip(b"\0").decode(errors="replace")
+            raise RecordingFailed(code, "the recording failed: %s" % (
+                why or "%s; it holds %s bytes" % (os.strerror(code), parts[2].decode())))
 
     def _release(self):
         for v in ("_q", "_i", "_view"):

@@ -4,7 +4,7 @@
  * the drive is handed, no pipe, no copy. Header only: nothing to link but libc.
  *
  *     struct nvt_producer p;
- *     if (nvt_producer_connect(&p, "run1") < 0) ...     // nvtape listens on that name
+ *     if (nvt_producer_connect(&p, "run1") < 0) ...     // p.error says why
  *     for (;;) {
  *             size_t room;
  *             void *buf = nvt_producer_acquire(&p, &room, NVT_PRODUCER_NOWAIT);
@@ -13,7 +13,8 @@
  *             size_t n = fill(buf, room);             // whole units of p.unit_bytes
  *             nvt_producer_commit(&p, n);
  *     }
- *     nvt_producer_close(&p);                         // the end of the stream
+ *     if (nvt_producer_close(&p) < 0)                 // the end of the stream; nvtape's
+ *             fprintf(stderr, "%s\n", p.error);       // verdict: it failed (ENOSPC...)
  *
  * The same calls, the same rules as the in-process push API (nvtape/recorder.h): one producer
  * thread; room is a whole number of units inside one ring chunk; drop() counts units lost
@@ -26,7 +27,12 @@
  * (release) after writing the data, nvtape publishes `limit`, how far the producer may write
  * (the chunks the drive has written come free). Drops go through a small log of {position,
  * units}. A side that is about to sleep says so in the control page; the other writes its
- * eventfd only then. */
+ * eventfd only then.
+ *
+ * Whom a producer talks to: before it sends or maps anything it checks who listens
+ * (SO_PEERCRED): its own user or root, else it refuses (another user listening there first
+ * would otherwise receive the data). A name's socket lives in a directory only its owner can
+ * write (nvt_shm_dir()). Every failure leaves its reason in words in p->error. */
 #ifndef NVTAPE_PRODUCER_H
 #define NVTAPE_PRODUCER_H
 
@@ -36,6 +42,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -71,6 +78,16 @@
 /* nvtape's answer, with 4 descriptors: control page, ring, the producer's eventfd, nvtape's */
 #define NVT_SHM_HELLO  "nvtape-shm 1"
 #define NVT_SHM_ATTACH "nvtape-producer 1" /* the producer's first message */
+/* nvtape's answers other than NVT_SHM_HELLO: the word, a zero, the reason in words, a zero */
+#define NVT_SHM_BUSY    "busy"    /* another producer is attached */
+#define NVT_SHM_REFUSED "refused" /* the producer runs as another user than nvtape (or root) */
+#define NVT_SHM_ERROR   "error"   /* no hello, or not this version's */
+/* nvtape's last message (nvt_shm_ctl.features & NVT_SHM_F_END), once the recording is final:
+ * "nvtape-end CODE BYTES", a zero, the reason in words, a zero. CODE 0: the recording is
+ * complete; else the errno of its failure (ENOSPC...). BYTES: the data it holds. */
+#define NVT_SHM_END "nvtape-end"
+/* nvt_shm_ctl.features (nvtape, once) */
+#define NVT_SHM_F_END 1u /* nvtape sends NVT_SHM_END when the recording is final */
 
 /* nvt_shm_ctl.state (nvtape) */
 #define NVT_SHM_RUN  0u /* recording */
@@ -92,7 +109,10 @@ struct nvt_shm_ctl {
 	uint32_t unit_bytes;  /* commit and room are whole units; drops count units */
 	uint64_t chunk_bytes; /* ring chunk: room never crosses one */
 	uint32_t nchunks;     /* chunks in the ring */
-	uint32_t pad0;
+	union {
+		uint32_t pad0;
+		uint32_t features; /* NVT_SHM_F_*: what this nvtape does beyond version 1 */
+	};
 	uint64_t ring_bytes; /* nchunks * chunk_bytes: position p is at ring + p % ring_bytes */
 	uint64_t map_bytes;  /* length to map the ring memfd with */
 	uint64_t end_bytes;  /* the recording's size: the stream ends there (0 = no size) */
@@ -117,6 +137,7 @@ struct nvt_shm_ctl {
 };
 
 NVT_STATIC_ASSERT(sizeof(struct nvt_shm_ctl) == 4096, "the control page is 4096 bytes");
+NVT_STATIC_ASSERT(offsetof(struct nvt_shm_ctl, features) == 28, "features");
 NVT_STATIC_ASSERT(offsetof(struct nvt_shm_ctl, limit) == 64, "nvtape's line");
 NVT_STATIC_ASSERT(offsetof(struct nvt_shm_ctl, pos) == 128, "the producer's line");
 NVT_STATIC_ASSERT(offsetof(struct nvt_shm_ctl, drop_head) == 192, "drop log head");
@@ -132,11 +153,29 @@ static inline void nvt_shm_signal(NVT_ATOMIC(uint32_t) * sleeping, int efd)
 		eventfd_write(efd, 1);
 }
 
-/* The socket address of a name: a path when it holds a '/', else
- * $XDG_RUNTIME_DIR/nvtape-NAME.sock (/tmp without it). -ENAMETOOLONG when it does not fit. */
+/* The directory of the names' sockets, one only its owner can write: /run/nvtape for root
+ * (sudo, services), else $XDG_RUNTIME_DIR (an absolute path), else /tmp/nvtape-UID. nvtape
+ * creates the last two when missing and refuses one another user could write. 0, or
+ * -ENAMETOOLONG. */
+static inline int nvt_shm_dir(char *dir, size_t len)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (geteuid() == 0)
+		n = snprintf(dir, len, "/run/nvtape");
+	else if (x && x[0] == '/')
+		n = snprintf(dir, len, "%s", x);
+	else
+		n = snprintf(dir, len, "/tmp/nvtape-%u", (unsigned)geteuid());
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+/* The socket address of a name: a path when it holds a '/', else nvt_shm_dir()/nvtape-NAME.sock.
+ * -EINVAL for an empty name, -ENAMETOOLONG when it does not fit. */
 static inline int nvt_shm_address(const char *name, struct sockaddr_un *a)
 {
-	const char *dir = getenv("XDG_RUNTIME_DIR");
+	char dir[sizeof(a->sun_path)];
 	int n;
 
 	memset(a, 0, sizeof(*a));
@@ -145,9 +184,10 @@ static inline int nvt_shm_address(const char *name, struct sockaddr_un *a)
 		return -EINVAL;
 	if (strchr(name, '/'))
 		n = snprintf(a->sun_path, sizeof(a->sun_path), "%s", name);
+	else if (nvt_shm_dir(dir, sizeof(dir)))
+		return -ENAMETOOLONG;
 	else
-		n = snprintf(a->sun_path, sizeof(a->sun_path), "%s/nvtape-%s.sock",
-			     dir && *dir ? dir : "/tmp", name);
+		n = snprintf(a->sun_path, sizeof(a->sun_path), "%s/nvtape-%s.sock", dir, name);
 	return n > 0 && (size_t)n < sizeof(a->sun_path) ? 0 : -ENAMETOOLONG;
 }
 
@@ -166,22 +206,82 @@ struct nvt_producer {
 	uint64_t room;                       /* bytes acquired and not committed */
 	uint64_t pending_pos, pending_units; /* a drop waiting for room in the log */
 	uint64_t full;                       /* NOWAIT acquires that found no room */
+	/* why the last nvt_producer_connect() or nvt_producer_close() failed, in words ("" when
+	 * it did not); kept when the producer is reset */
+	char error[320];
 };
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static inline int
+nvt_producer_say_(struct nvt_producer *p, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->error, sizeof(p->error), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Everything closed and zeroed but the error. */
+static inline void nvt_producer_reset_(struct nvt_producer *p)
+{
+	char error[sizeof(p->error)];
+
+	if (p->sock >= 0)
+		close(p->sock);
+	if (p->wake_me >= 0)
+		close(p->wake_me);
+	if (p->wake_nvtape >= 0)
+		close(p->wake_nvtape);
+	memcpy(error, p->error, sizeof(error));
+	memset(p, 0, sizeof(*p));
+	memcpy(p->error, error, sizeof(error));
+	p->sock = p->wake_me = p->wake_nvtape = -1;
+}
+
+/* Who listens at the connected socket: 0 when it is this user or root, else -EACCES with the
+ * reason in p->error. Nothing has been sent yet. */
+static inline int nvt_producer_check_peer_(struct nvt_producer *p, const char *path)
+{
+	struct {
+		int32_t pid; /* struct ucred, which <sys/socket.h> shows only with _GNU_SOURCE */
+		uint32_t uid, gid;
+	} peer;
+	socklen_t len = sizeof(peer);
+
+	if (getsockopt(p->sock, SOL_SOCKET, SO_PEERCRED, &peer, &len))
+		return nvt_producer_say_(p, -errno, "shm %s: cannot tell who listens: %s", path,
+					 strerror(errno));
+	if (peer.uid == geteuid() || peer.uid == 0)
+		return 0;
+	return nvt_producer_say_(
+		p, -EACCES,
+		"shm %s: answered by uid %u (pid %d), neither your user (uid %u) nor root: "
+		"another user's program listens there; nothing sent. Use a name (its socket "
+		"lives in a directory only its owner can write) or a path in a directory of "
+		"yours, and remove that socket",
+		path, (unsigned)peer.uid, (int)peer.pid, (unsigned)geteuid());
+}
+
 /* Connect to the nvtape listening on name (nvt_shm_address) and map its ring. 0 or -errno
- * (-ENOENT: nobody listens there; -EBUSY: another producer is attached; -EACCES: nvtape runs
- * as another user; -EPROTO: not an nvtape of this version). */
+ * with the reason in p->error (-ENOENT: nobody listens there; -EBUSY: another producer is
+ * attached; -EACCES: nvtape, or whoever listens there, runs as another user; -EPROTO: not an
+ * nvtape of this version). */
 static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 {
 	struct sockaddr_un a;
-	char hello[sizeof(NVT_SHM_HELLO) + 64];
+	char msg[512];
 	union {
 		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = {hello, sizeof(hello) - 1};
+	struct iovec iov = {msg, sizeof(msg) - 1};
 	struct msghdr m;
 	struct cmsghdr *c;
+	const char *why;
 	int fds[4] = {-1, -1, -1, -1}, rc;
 	ssize_t n;
 
@@ -189,18 +289,40 @@ static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 	p->sock = p->wake_me = p->wake_nvtape = -1;
 	rc = nvt_shm_address(name, &a);
 	if (rc)
-		return rc;
+		return nvt_producer_say_(p, rc,
+					 "shm:%s: not a usable name (a word, or a socket path of "
+					 "at most %zu characters)",
+					 name ? name : "", sizeof(a.sun_path) - 1);
 	p->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (p->sock < 0)
-		return -errno;
-	if (connect(p->sock, (struct sockaddr *)&a, sizeof(a))) {
-		rc = -errno;
+	if (p->sock < 0) {
+		rc = nvt_producer_say_(p, -errno, "shm %s: socket: %s", a.sun_path,
+				       strerror(errno));
 		goto fail;
 	}
+	if (connect(p->sock, (struct sockaddr *)&a, sizeof(a))) {
+		rc = -errno;
+		if (rc == -ENOENT || rc == -ECONNREFUSED)
+			nvt_producer_say_(p, rc,
+					  "shm %s: nobody listens there (%s): start `nvtape record "
+					  "--source shm:%s` first, as your user or root",
+					  a.sun_path, strerror(-rc), name);
+		else if (rc == -EACCES)
+			nvt_producer_say_(
+				p, rc,
+				"shm %s: permission denied: the recording runs as another "
+				"user; run the producer as that user or root",
+				a.sun_path);
+		else
+			nvt_producer_say_(p, rc, "shm %s: connect: %s", a.sun_path, strerror(-rc));
+		goto fail;
+	}
+	rc = nvt_producer_check_peer_(p, a.sun_path);
+	if (rc)
+		goto fail;
 	/* a refusal may come (and the connection close) before this is read: the answer says */
 	n = send(p->sock, NVT_SHM_ATTACH, sizeof(NVT_SHM_ATTACH), MSG_NOSIGNAL);
 	(void)n;
-	memset(hello, 0, sizeof(hello));
+	memset(msg, 0, sizeof(msg));
 	memset(&m, 0, sizeof(m));
 	m.msg_iov = &iov;
 	m.msg_iovlen = 1;
@@ -209,6 +331,11 @@ static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 	n = recvmsg(p->sock, &m, MSG_CMSG_CLOEXEC);
 	if (n <= 0) {
 		rc = n < 0 ? -errno : -EPROTO;
+		nvt_producer_say_(p, rc,
+				  "shm %s: closed without an answer (%s): not an nvtape of this "
+				  "version (protocol %u)?",
+				  a.sun_path, n < 0 ? strerror(errno) : "no message",
+				  NVT_SHM_VERSION);
 		goto fail;
 	}
 	c = CMSG_FIRSTHDR(&m);
@@ -221,19 +348,29 @@ static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 		for (size_t i = 0; i < k && i < 4; i++)
 			fds[i] = got[i];
 	}
-	if (!strcmp(hello, "busy") || !strcmp(hello, "refused")) {
-		rc = hello[0] == 'b' ? -EBUSY : -EACCES;
+	/* "word", a zero, the reason */
+	why = strlen(msg) + 1 < (size_t)n ? msg + strlen(msg) + 1 : "";
+	if (!strcmp(msg, NVT_SHM_BUSY) || !strcmp(msg, NVT_SHM_REFUSED) ||
+	    !strcmp(msg, NVT_SHM_ERROR)) {
+		rc = msg[0] == 'b' ? -EBUSY : msg[0] == 'r' ? -EACCES : -EPROTO;
+		if (*why)
+			nvt_producer_say_(p, rc, "%s", why);
+		else
+			nvt_producer_say_(p, rc, "shm %s: nvtape said \"%s\"", a.sun_path, msg);
 		goto fail;
 	}
-	if (strcmp(hello, NVT_SHM_HELLO) || !c || c->cmsg_len != CMSG_LEN(4 * sizeof(int))) {
-		rc = -EPROTO;
+	if (strcmp(msg, NVT_SHM_HELLO) || !c || c->cmsg_len != CMSG_LEN(4 * sizeof(int))) {
+		rc = nvt_producer_say_(p, -EPROTO,
+				       "shm %s: not an nvtape of protocol %u (its answer: %.40s)",
+				       a.sun_path, NVT_SHM_VERSION, msg);
 		goto fail;
 	}
 	p->ctl = (struct nvt_shm_ctl *)mmap(NULL, sizeof(*p->ctl), PROT_READ | PROT_WRITE,
 					    MAP_SHARED, fds[0], 0);
 	if (p->ctl == MAP_FAILED) {
 		p->ctl = NULL;
-		rc = -errno;
+		rc = nvt_producer_say_(p, -errno, "shm %s: cannot map the control page: %s",
+				       a.sun_path, strerror(errno));
 		goto fail;
 	}
 	if (p->ctl->magic != NVT_SHM_MAGIC || p->ctl->version != NVT_SHM_VERSION ||
@@ -241,14 +378,17 @@ static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 	    p->ctl->chunk_bytes % p->ctl->unit_bytes ||
 	    p->ctl->ring_bytes != p->ctl->chunk_bytes * p->ctl->nchunks ||
 	    p->ctl->map_bytes < p->ctl->ring_bytes) {
-		rc = -EPROTO;
+		rc = nvt_producer_say_(p, -EPROTO,
+				       "shm %s: not an nvtape control page of version %u",
+				       a.sun_path, NVT_SHM_VERSION);
 		goto fail;
 	}
 	p->ring = (uint8_t *)mmap(NULL, p->ctl->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
 				  fds[1], 0);
 	if (p->ring == MAP_FAILED) {
 		p->ring = NULL;
-		rc = -errno;
+		rc = nvt_producer_say_(p, -errno, "shm %s: cannot map the ring: %s", a.sun_path,
+				       strerror(errno));
 		goto fail;
 	}
 	close(fds[0]);
@@ -258,6 +398,7 @@ static inline int nvt_producer_connect(struct nvt_producer *p, const char *name)
 	p->unit_bytes = p->ctl->unit_bytes;
 	p->chunk_bytes = p->ctl->chunk_bytes;
 	p->pos = NVT_LOAD(&p->ctl->pos);
+	p->error[0] = 0;
 	return 0;
 fail:
 	for (int i = 0; i < 4; i++)
@@ -265,9 +406,7 @@ fail:
 			close(fds[i]);
 	if (p->ctl)
 		munmap(p->ctl, sizeof(*p->ctl));
-	close(p->sock);
-	memset(p, 0, sizeof(*p));
-	p->sock = p->wake_me = p->wake_nvtape = -1;
+	nvt_producer_reset_(p);
 	return rc;
 }
 
@@ -339,7 +478,7 @@ static inline void *nvt_producer_acquire(struct nvt_producer *p, size_t *room, u
 			eventfd_t v;
 			if (poll(w, 2, 100) > 0 && (w[1].revents & (POLLHUP | POLLERR | POLLIN))) {
 				NVT_STORE(&c->prod_sleep, 0);
-				errno = EPIPE; /* nvtape closed its end */
+				errno = EPIPE; /* nvtape went away, or sent its verdict */
 				return NULL;
 			}
 			if (w[0].revents & POLLIN)
@@ -390,26 +529,67 @@ static inline int nvt_producer_drop(struct nvt_producer *p, uint64_t units)
 	return 0;
 }
 
-/* The end of the stream: nvtape writes what was committed and finalizes the recording. The
- * drop that found the log full is handed over first (waiting for nvtape up to a second). */
-static inline void nvt_producer_close(struct nvt_producer *p)
+/* nvtape's verdict on the recording, its last message: 0 when the recording is complete, else
+ * -errno with nvtape's reason in p->error. */
+static inline int nvt_producer_verdict_(struct nvt_producer *p)
 {
+	char msg[1024];
+	unsigned long long bytes;
+	int code;
+	ssize_t n;
+
+	memset(msg, 0, sizeof(msg));
+	n = recv(p->sock, msg, sizeof(msg) - 1, 0);
+	if (n < 0 && errno == EINTR)
+		return nvt_producer_say_(p, -EINTR,
+					 "interrupted before nvtape said whether the recording is "
+					 "complete: see its own output, or nvtape verify");
+	if (n <= 0)
+		return nvt_producer_say_(
+			p, -EPIPE,
+			"nvtape went away before saying whether the recording is "
+			"complete (killed?): check the recording with nvtape verify");
+	if (sscanf(msg, NVT_SHM_END " %d %llu", &code, &bytes) != 2 || code < 0)
+		return nvt_producer_say_(p, -EPROTO,
+					 "nvtape ended with a message this producer does not know "
+					 "(\"%.40s\"): check the recording with nvtape verify",
+					 msg);
+	if (!code)
+		return 0;
+	if (strlen(msg) + 1 < (size_t)n && msg[strlen(msg) + 1])
+		return nvt_producer_say_(p, -code, "the recording failed: %s",
+					 msg + strlen(msg) + 1);
+	return nvt_producer_say_(p, -code, "the recording failed (%s); it holds %llu bytes",
+				 strerror(code), bytes);
+}
+
+/* The end of the stream: nvtape writes what was committed and finalizes the recording. The
+ * drop that found the log full is handed over first (waiting for nvtape up to a second). Then
+ * it waits for nvtape's verdict: 0 when the recording is complete, else -errno with the reason
+ * in p->error (-ENOSPC: the drive filled up...; -EPIPE: nvtape went away without one). An
+ * nvtape older than the verdict (NVT_SHM_F_END not set): 0 at once. */
+static inline int nvt_producer_close(struct nvt_producer *p)
+{
+	uint32_t features;
+	int rc = 0;
+
 	if (!p->ctl)
-		return;
+		return 0;
 	for (int i = 0; p->pending_units && i < 100; i++) {
 		nvt_producer_flush_drop(p);
 		if (p->pending_units)
 			usleep(10000);
 	}
+	features = p->ctl->features;
 	NVT_STORE_X(&p->ctl->ended, NVT_SHM_CLOSED, release);
 	nvt_shm_signal(&p->ctl->cons_sleep, p->wake_nvtape);
 	munmap(p->ring, p->ctl->map_bytes);
 	munmap(p->ctl, sizeof(*p->ctl));
-	close(p->sock);
-	close(p->wake_me);
-	close(p->wake_nvtape);
-	memset(p, 0, sizeof(*p));
-	p->sock = p->wake_me = p->wake_nvtape = -1;
+	p->error[0] = 0;
+	if (features & NVT_SHM_F_END)
+		rc = nvt_producer_verdict_(p);
+	nvt_producer_reset_(p);
+	return rc;
 }
 
 #endif

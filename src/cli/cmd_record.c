@@ -72,12 +72,12 @@ static const char record_help_tail[] =
 	"device or FIFO (a regular file or directory is a usage error, 64: record a file with\n"
 	"--source stdin <FILE); a missing device, a counter file that does not hold a number\n"
 	"or a counter that goes back is a runtime error, 1. The device's end of input (a FIFO's\n"
-	"writer closing) ends the recording. shm:NAME listens on "
-	"$XDG_RUNTIME_DIR/nvtape-NAME.sock\n"
-	"(or the path NAME holding a /) for one producer (docs/shm.md): its close ends the\n"
-	"recording; a producer that dies ends it with what it committed, exit 1; a name another\n"
-	"recording listens on is refused, exit 1; --timeout also bounds the wait for "
-	"it.\n\n" EXIT_CODES_HELP;
+	"writer closing) ends the recording. shm:NAME listens on DIR/nvtape-NAME.sock (DIR:\n"
+	"/run/nvtape for root, else $XDG_RUNTIME_DIR or /tmp/nvtape-UID, writable by its owner\n"
+	"alone) or the path NAME holding a /, for one producer of the same user or root\n"
+	"(docs/shm.md): its close ends the recording; a producer that dies ends it with what\n"
+	"it committed, exit 1; a name another recording listens on is refused, exit 1;\n"
+	"--timeout also bounds the wait for it.\n\n" EXIT_CODES_HELP;
 
 /* The help, with the sources and engines the library has registered. */
 static void record_usage(FILE *f)

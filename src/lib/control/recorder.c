@@ -680,6 +680,8 @@ int nvt_recorder_close(struct nvt_recorder *r, struct nvt_record_result *out)
 	r->res.reason = r->reason;
 	r->res.err = r->err;
 	rc = atomic_load(&r->failed) || r->err.code ? -(r->err.code ? r->err.code : EIO) : 0;
+	if (r->at_close)
+		r->at_close(r->at_close_arg, rc, &r->res);
 	if (out)
 		*out = r->res;
 	destroy(r);

@@ -100,6 +100,9 @@ struct nvt_recorder {
 	_Atomic uint64_t st_ck[5]; /* cc's records, gaps, missing, backward, bad, for stats() */
 	uint64_t io_cpu_ns;
 	struct nvt_err err;
+	/* nvt_recorder_at_close(): told the outcome by close() */
+	void (*at_close)(void *arg, int rc, const struct nvt_record_result *res);
+	void *at_close_arg;
 };
 
 static inline uint64_t align_up(uint64_t v, uint64_t a)

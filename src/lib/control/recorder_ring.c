@@ -14,6 +14,8 @@ void nvt_recorder_ring_view(struct nvt_recorder *r, struct nvt_ring_view *v)
 	v->mem_fd = r->ring.mem_fd;
 	v->map_bytes = r->ring.map_bytes;
 	v->limit_bytes = r->limit_bytes;
+	v->hugetlb = r->ring.hugetlb;
+	v->locked = r->ring.locked;
 }
 
 uint64_t nvt_recorder_ring_released(struct nvt_recorder *r)
@@ -30,4 +32,12 @@ void nvt_recorder_say(struct nvt_recorder *r, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	nvt_rec_notice(r, "%s", msg);
+}
+
+void nvt_recorder_at_close(struct nvt_recorder *r,
+			   void (*fn)(void *arg, int rc, const struct nvt_record_result *res),
+			   void *arg)
+{
+	r->at_close = fn;
+	r->at_close_arg = arg;
 }

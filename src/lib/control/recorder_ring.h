@@ -8,9 +8,11 @@
 #ifndef NVTAPE_RECORDER_RING_H
 #define NVTAPE_RECORDER_RING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct nvt_recorder;
+struct nvt_record_result;
 
 struct nvt_ring_view {
 	uint8_t *mem;         /* chunk i at mem + i * chunk_bytes */
@@ -19,6 +21,7 @@ struct nvt_ring_view {
 	int mem_fd;           /* nvt_record_opts.shared_ring: the memfd behind mem, else -1 */
 	size_t map_bytes;     /* the mapping's length (>= nchunks * chunk_bytes) */
 	uint64_t limit_bytes; /* the recording's size limit, 0 = none */
+	bool hugetlb, locked; /* the ring's pages stay where they are (hugepages, or mlock) */
 };
 
 void nvt_recorder_ring_view(struct nvt_recorder *r, struct nvt_ring_view *v);
@@ -27,5 +30,11 @@ uint64_t nvt_recorder_ring_released(struct nvt_recorder *r);
 /* A one-time note for the user (nvt_record_opts.notice), from the source thread. */
 void nvt_recorder_say(struct nvt_recorder *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* fn(arg, rc, res) once the recording is final, from nvt_recorder_close() (rc: what it returns):
+ * the shm source tells its producer how the recording ended. One; a later call replaces it. */
+void nvt_recorder_at_close(struct nvt_recorder *r,
+			   void (*fn)(void *arg, int rc, const struct nvt_record_result *res),
+			   void *arg);
 
 #endif

@@ -112,8 +112,9 @@ static int map_ring(struct nvt_ring *r, size_t len, bool shared, struct nvt_err 
 				 r->locked ? "locked " : "unlocked ", pages,
 				 (unsigned long long)free_pages, pages + (size_t)free_pages);
 	}
-	/* the other process may not shrink the file under nvtape (a SIGBUS here) */
-	if (fd >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+	/* the other process may not shrink the file under nvtape (a SIGBUS here); the shm source
+	 * adds F_SEAL_FUTURE_WRITE | F_SEAL_SEAL once its producer has mapped the ring */
+	if (fd >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW)) {
 		int e = errno;
 		munmap(m, len);
 		close(fd);
