@@ -322,7 +322,9 @@ static int out_open(struct out *f, const char *path, struct nvt_export_result *r
 		f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (f->fd < 0 && errno != EEXIST) {
 			int e = errno;
-			nvt_err_set(&res->err, e, "cannot create %s: %s", f->tmp, strerror(e));
+			nvt_err_set(&res->err, e,
+				    "%s: cannot create %s to write the export into first: %s", path,
+				    f->tmp, strerror(e));
 			f->tmp[0] = 0;
 			return -e;
 		}
