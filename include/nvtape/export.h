@@ -3,10 +3,13 @@
  * times), raw or as SigMF (a .sigmf-data copy with its .sigmf-meta, or only a .sigmf-meta that
  * describes the recording file in place). In SigMF every drop event starts a new capture whose
  * core:global_index jumps by the samples missing, so SigMF readers see the gaps nvtape counted.
- * Chunks are checked against their checksums as they are read. */
+ * Chunks are checked against their checksums as they are read. An output is never the recording
+ * itself nor another recording; a file is written under a temporary name beside it and renamed
+ * into place once whole, so a failed or interrupted export leaves nothing behind. */
 #ifndef NVTAPE_EXPORT_H
 #define NVTAPE_EXPORT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -46,6 +49,9 @@ struct nvt_export_opts {
 	int out_fd;
 	void (*notice)(const char *msg, void *arg);
 	void *arg;
+	/* non-zero: stop between pieces of data; a file output is removed, the call returns
+	 * -EINTR with res->interrupted set (as nvt_record_opts.interrupt; NULL: not stopped) */
+	const volatile sig_atomic_t *interrupt;
 };
 
 struct nvt_export_result {
@@ -60,6 +66,8 @@ struct nvt_export_result {
 	uint64_t packets, packets_dropped, first_ns, last_ns;
 	char meta_path[4096], data_path[4096];
 	struct nvt_err err;
+	bool interrupted;    /* stopped by opts.interrupt */
+	uint64_t bytes_read; /* data bytes read and written out when it ended */
 };
 
 NVT_API void nvt_export_opts_init(struct nvt_export_opts *o);

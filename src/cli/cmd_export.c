@@ -21,13 +21,18 @@ static const char export_help[] =
 	"whose blocks start inside the byte range, or whose capture times lie inside the time\n"
 	"range (relative times from the first packet); in pcapng each drop event becomes the\n"
 	"next packet's epb_dropcount.\n"
-	"The chunks read are checked against their checksums (exit 2 when one does not match).\n\n"
+	"The chunks read are checked against their checksums (exit 2 when one does not match).\n"
+	"A file output is written as OUT.part-XXXXXX beside it and renamed once whole: an\n"
+	"existing OUT is replaced only then, and an export that fails or is interrupted\n"
+	"(Ctrl-C, SIGTERM: exit 1) leaves nothing behind. The output is never the recording\n"
+	"itself (through any link or member) nor any other recording.\n\n"
 	"  --offset B          the range's first data byte (default 0)\n"
-	"  --length B          its bytes (default: to the end)\n"
+	"  --length B          its bytes, > 0 (default: to the end)\n"
 	"  --from T, --to T    a time range instead, through the chunks' capture times: T in\n"
 	"                      seconds from the first chunk (2.5, 500ms, 3m), or absolute as\n"
 	"                      2026-12-04T10:39:18.25Z or @UNIX-SECONDS; from the first chunk\n"
 	"                      captured at or after --from to the first at or after --to\n"
+	"                      (--to after --from)\n"
 	"  --format raw|sigmf|sigmf-meta|pcapng|pcap\n"
 	"                      raw (default); sigmf: a copy with its metadata; sigmf-meta: only\n"
 	"                      BASE.sigmf-meta, describing the recording file in place\n"
@@ -134,6 +139,10 @@ int cmd_export(int argc, char **argv)
 			if (cli_size(opt == 'f' ? "--offset" : "--length", optarg,
 				     opt == 'f' ? &o.offset : &o.length))
 				return NVT_EXIT_USAGE;
+			if (opt == 'l' && !o.length)
+				return cli_usage_error(
+					"--length 0 exports nothing: give a length, or "
+					"leave --length out to export to the end");
 			break;
 		case 'F':
 		case 'T':
@@ -186,6 +195,11 @@ int cmd_export(int argc, char **argv)
 	if (bytes_given && o.time)
 		return cli_usage_error("give a byte range (--offset, --length) or a time range "
 				       "(--from, --to), not both");
+	/* both relative or both absolute: comparable now (mixed ones once the start is known) */
+	if ((o.time & NVT_EXPORT_FROM) && (o.time & NVT_EXPORT_TO) &&
+	    !(o.time & NVT_EXPORT_FROM_REL) == !(o.time & NVT_EXPORT_TO_REL) &&
+	    o.from_ns >= o.to_ns)
+		return cli_usage_error("--to must lie after --from: the range is empty");
 	bool stream = o.format == NVT_EXPORT_RAW || o.format == NVT_EXPORT_PCAPNG ||
 		      o.format == NVT_EXPORT_PCAP;
 	if (!stream && !o.out)
@@ -206,6 +220,8 @@ int cmd_export(int argc, char **argv)
 	if (cli_parse_only)
 		return NVT_EXIT_OK;
 	o.notice = cli_note;
+	o.interrupt = &cli_interrupted;
+	cli_install_signals();
 	rc = nvt_export(&o, &r);
 	rc = cli_exit_of(rc, &r.err, r.sums_bad != 0);
 	if (rc == NVT_EXIT_USAGE)

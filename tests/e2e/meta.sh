@@ -46,9 +46,9 @@ ok "meta KEY= removes, KEY=VALUE sets (a value may hold '='): data, checksums an
 # the test pattern says what it is
 expect_rc 0 "$NVT" record -q --rate 160MB --size 8M "$T/t.nvt"
 expect_rc 0 "$NVT" meta "$T/t.nvt"
-grep -qx "nvtape:beat=u64le seq, u64le ~seq" "$T/out" && grep -qx "core:sample_rate=10000000" "$T/out" ||
-	{ cat "$T/out"; fail "test pattern metadata"; }
-ok "the test pattern: its beat layout and its rate in beats per second (160 MB/s: 10000000)"
+grep -qx "nvtape:beat=u64le seq, u64le ~seq" "$T/out" && grep -qx "core:datatype=ru8" "$T/out" &&
+	grep -qx "core:sample_rate=160000000" "$T/out" || { cat "$T/out"; fail "test pattern metadata"; }
+ok "the test pattern: its beat layout, bytes (ru8) and its rate in bytes per second (160 MB/s)"
 
 # usage errors and what cannot be edited
 expect_rc 64 "$NVT" record -q --datatype cf33 "$T/x.nvt"

@@ -159,7 +159,7 @@ ok "multicast group 239.1.2.3 joined: 1000 datagrams"
 # kept or counted lost, none vanishes (statistics block: received - dropped = the packets in the
 # file; the sender sent more)
 for limit in "--duration 1" "--size 8M"; do
-	start_rec 4045 --source udp:4045 $limit -q "$T/s.nvt"
+	start_rec 4045 --source udp:4045 $limit --force -q "$T/s.nvt"
 	ip netns exec "$NA" "$GEN" "$IPB" 4045 1472 600000 200000 >"$T/g.out" &
 	g=$!
 	wait $rp
@@ -276,11 +276,11 @@ python3 -c "import sys; sys.exit(not 0.28 <= $secs < 0.45)" || fail "1500 datagr
 # size limits that are not whole 4-byte words, and one too small for the headers: the data is
 # still whole pcapng blocks (verify walks them); a frame larger than a ring chunk: an error
 for size in 19557 19560 19566; do
-	expect_rc 0 "$NVT" record --source pcap:"$T/in.pcap" --chunk 4K --size "$size" "$T/sz.nvt"
+	expect_rc 0 "$NVT" record --force --source pcap:"$T/in.pcap" --chunk 4K --size "$size" "$T/sz.nvt"
 	expect_rc 0 "$NVT" verify "$T/sz.nvt"
 	[ "$(field packets)" -gt 100 ] || fail "--size $size: $(grep RESULT "$T/out")"
 done
-expect_rc 0 "$NVT" record --source pcap:"$T/in.pcap" --chunk 4K --size 300 "$T/sz.nvt"
+expect_rc 0 "$NVT" record --force --source pcap:"$T/in.pcap" --chunk 4K --size 300 "$T/sz.nvt"
 [ "$(field bytes)" = 0 ] || fail "--size 300 wrote $(field bytes) bytes"
 python3 "$(dirname "$0")/../net/mkpcap.py" "$T/big.pcap" 3 1000000 0 5000
 expect_rc 1 "$NVT" record --source pcap:"$T/big.pcap" --chunk 4K "$T/big.nvt"

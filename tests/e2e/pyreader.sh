@@ -263,7 +263,7 @@ ok "version 1 header and a drop index: same as info --json; a damaged index CRC 
 # clean stdin recording (the last chunk shorter, not a whole number of 4 KiB blocks) and exactly
 # the chunk holding a flipped bit; check exits 2 with the chunk named
 head -c 3500007 /dev/urandom >"$T/in.bin"
-expect_rc 0 bash -c "'$NVT' record -q --source stdin --chunk 1M '$T/s.nvt' <'$T/in.bin'"
+expect_rc 0 bash -c "'$NVT' record -q --force --source stdin --chunk 1M '$T/s.nvt' <'$T/in.bin'"
 "$PY" - "$T/s.nvt" <<'PY' || fail "chunk checksums of a clean recording"
 import sys
 import nvtape

@@ -35,7 +35,7 @@ expect_rc 0 "$NVT" verify "$T/img"
 ok "the members reassembled in the md RAID0 layout are the same recording, byte for byte"
 
 # member offset (mdadm's data offset) and another chunk size
-expect_rc 0 "$NVT" record -q --stripe 64K --member-offset 1M --size 40M "$m0" "$m1"
+expect_rc 0 "$NVT" record -q --force --stripe 64K --member-offset 1M --size 40M "$m0" "$m1"
 expect_rc 0 "$NVT" verify --stripe 64K --member-offset 1M "$m0" "$m1"
 [ "$(field bytes)" = 41943040 ] || fail "member offset"
 head -c 4 "$m0" | cmp -s - <(printf '\0\0\0\0') || fail "the first MiB of a member must stay untouched"
@@ -49,7 +49,7 @@ grep -q "give all 2 members" "$T/err" || fail "one member alone"
 ok "--stripe 64K --member-offset 1M: data starts 1 MiB into each member; a wrong geometry is refused"
 
 # kill -9 on a stripe: recover per member
-"$NVT" record -q --rate 100MB --size 2G "$m0" "$m1" >/dev/null 2>&1 &
+"$NVT" record -q --force --rate 100MB --size 2G "$m0" "$m1" >/dev/null 2>&1 &
 pid=$!
 sleep 2.3
 kill -9 $pid

@@ -30,23 +30,15 @@ struct pexp {
 	int linktype;            /* pcap: the one link type, -1 before the first interface */
 	bool header_done;
 	bool ts_relative_from, ts_relative_to;
+	uint64_t seen, seen_first_ns, seen_last_ns; /* packets read, in the range or not */
 };
 
 static int flush(struct pexp *x)
 {
-	size_t w = 0;
+	int rc = nvt_export_write(x->fd, x->out, x->fill, x->o->interrupt, x->res);
 
-	while (w < x->fill) {
-		ssize_t n = write(x->fd, x->out + w, x->fill - w);
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-			nvt_err_set(&x->res->err, e, "writing the export: %s", strerror(e));
-			return -e;
-		}
-		w += (size_t)n;
-	}
 	x->fill = 0;
-	return 0;
+	return rc;
 }
 
 static int out(struct pexp *x, const void *p, size_t n)
@@ -119,17 +111,10 @@ static int out_pcap_packet(struct pexp *x, const struct nvt_pcapng_block *b)
 	return out(x, b->data, b->caplen);
 }
 
-/* The first packet's time sets the start of relative ranges. */
-static void set_range(struct pexp *x, uint64_t first_ns)
+/* The first packet's time sets the start of relative ranges: an empty one is refused. */
+static int set_range(struct pexp *x, uint64_t first_ns)
 {
-	const struct nvt_export_opts *o = x->o;
-
-	x->from_ns = 0;
-	x->to_ns = UINT64_MAX;
-	if (o->time & NVT_EXPORT_FROM)
-		x->from_ns = (o->time & NVT_EXPORT_FROM_REL) ? first_ns + o->from_ns : o->from_ns;
-	if (o->time & NVT_EXPORT_TO)
-		x->to_ns = (o->time & NVT_EXPORT_TO_REL) ? first_ns + o->to_ns : o->to_ns;
+	return nvt_export_times(x->o, first_ns, &x->from_ns, &x->to_ns, x->res) ? -EINVAL : 0;
 }
 
 static bool in_range(struct pexp *x, uint64_t at, uint64_t ts)
@@ -178,10 +163,13 @@ static int on_block(const struct nvt_pcapng_block *b, void *arg)
 	case PCAPNG_EPB:
 	case PCAPNG_SPB:
 		if (!x->header_done) { /* the first packet: relative times count from it */
-			if (x->o->time)
-				set_range(x, b->ts_ns);
+			if (x->o->time && set_range(x, b->ts_ns))
+				return -EINVAL;
 			x->header_done = true;
+			x->seen_first_ns = b->ts_ns;
 		}
+		x->seen++;
+		x->seen_last_ns = b->ts_ns;
 		if (!in_range(x, at, b->ts_ns)) {
 			if (!res->packets)
 				x->pending_drop = 0; /* drops before the range are not its own */
@@ -232,7 +220,7 @@ int nvt_export_packets(const struct nvt_export_opts *o, const struct nvt_layout 
 		return -ENOMEM;
 	}
 	nvt_pcapng_reader_init(&x.rd);
-	set_range(&x, 0);
+	x.to_ns = UINT64_MAX;
 	if (o->time) {
 		res->offset = 0;
 		res->length = end;
@@ -242,7 +230,7 @@ int nvt_export_packets(const struct nvt_export_opts *o, const struct nvt_layout 
 		end = end + PCAPNG_MAX_BLOCK < res->rec.valid_bytes ? end + PCAPNG_MAX_BLOCK
 								    : res->rec.valid_bytes;
 	}
-	rc = nvt_export_read(L, ix, 0, end, feed, &x, res);
+	rc = nvt_export_read(L, ix, 0, end, feed, &x, o->interrupt, res);
 	if (!rc && !nvt_pcapng_reader_clean(&x.rd) && end == res->rec.valid_bytes) {
 		nvt_err_set(&res->err, EPROTO,
 			    "the data ends inside a block at byte %llu (the recording was cut "
@@ -255,6 +243,14 @@ int nvt_export_packets(const struct nvt_export_opts *o, const struct nvt_layout 
 	if (!rc && x.linktype < 0 && o->format == NVT_EXPORT_PCAP) {
 		nvt_err_set(&res->err, EPROTO, "the data holds no interface description: no pcap");
 		rc = -EPROTO;
+	}
+	if (!rc && !res->packets && x.seen && (o->time || o->offset || o->length)) {
+		nvt_err_param(&res->err,
+			      "no packet lies in that range: nothing was exported (the recording's "
+			      "%llu packets span %.3f s)",
+			      (unsigned long long)x.seen,
+			      (double)(x.seen_last_ns - x.seen_first_ns) / 1e9);
+		rc = -EINVAL;
 	}
 	if (!rc)
 		rc = flush(&x);

@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "control/export_int.h"
 #include "nvtape/meta.h"
 #include "nvtape/recorder.h"
 #include "control/recorder_int.h"
@@ -144,18 +145,32 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 		s.args.first_seq &= (1ull << 62) - 1; /* room for 2^62 beats before a wrap */
 		ro.first_seq = s.args.first_seq;
 	}
-	/* what the test pattern is, unless the caller said otherwise */
+	/* what the test pattern is, unless the caller said otherwise: bytes (SigMF has no type
+	 * for a 16-byte beat), at a rate counted in the samples the datatype names */
 	char *meta = NULL;
 	if (s.ops->caps & NVT_SOURCE_PATTERN) {
-		char v[32];
+		char v[32], dt[32], ch[16];
 		meta = nvt_meta_set(ro.meta, "nvtape:beat", "u64le seq, u64le ~seq");
-		if (meta && s.args.rate_bps &&
-		    nvt_meta_get(ro.meta, "core:sample_rate", v, 2) == -ENOENT) {
-			char *m;
-			snprintf(v, sizeof(v), "%.17g", s.args.rate_bps / 16.0);
-			m = nvt_meta_set(meta, "core:sample_rate", v);
+		if (meta && nvt_meta_get(meta, "core:datatype", dt, sizeof(dt)) <= 0) {
+			char *m = nvt_meta_set(meta, "core:datatype", "ru8");
 			free(meta);
 			meta = m;
+		}
+		if (meta && s.args.rate_bps &&
+		    nvt_meta_get(meta, "core:sample_rate", v, 2) == -ENOENT &&
+		    nvt_meta_get(meta, "core:datatype", dt, sizeof(dt)) > 0) {
+			uint64_t chans = nvt_meta_get(meta, "core:num_channels", ch, sizeof(ch)) > 0
+						 ? strtoull(ch, NULL, 10)
+						 : 1;
+			if (chans >= 1 && chans <= 65535) {
+				char *m;
+				snprintf(v, sizeof(v), "%.17g",
+					 (double)s.args.rate_bps /
+						 (double)nvt_sigmf_sample_bytes(dt, chans));
+				m = nvt_meta_set(meta, "core:sample_rate", v);
+				free(meta);
+				meta = m;
+			}
 		}
 		if (meta)
 			ro.meta = meta;

@@ -128,7 +128,7 @@ static int check_targets(struct nvt_recorder *r, uint64_t reserve, struct nvt_er
 		uint64_t need = r->limit_bytes ? r->layout.member_offset +
 							 nvt_layout_share(&r->layout, m, reserve)
 					       : 0;
-		if (nvt_target_check_output(r->layout.path[m], need, r->o.force, err))
+		if (nvt_target_check_output(r->layout.path[m], need, r->o.force, e->name, err))
 			return -(err->code ? err->code : EIO);
 	}
 	return 0;
@@ -227,6 +227,7 @@ static int open_engine(struct nvt_recorder *r, uint64_t reserve, struct nvt_err 
 	ep.nbufs = r->o.chunks;
 	ep.buf_phase = NVT_HEADER_SIZE;
 	ep.wake_fd = nvt_ring_consumer_fd(&r->ring);
+	ep.force = r->o.force;
 	if (nvt_engine_open(&r->eng, nvt_engine_for(r->o.engine, &r->layout), &ep, err))
 		return -(err->code ? err->code : EIO);
 	char note[512];

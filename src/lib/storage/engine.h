@@ -49,6 +49,7 @@ struct nvt_engine_params {
 	uint64_t buf_phase; /* logical offset of every chunk's first byte, modulo a chunk (the
 			     * header before the data): lets an engine align to its layout */
 	int wake_fd;        /* eventfd to watch alongside completions, -1 = none */
+	bool force;         /* write over an existing file that holds something (nvt_open_output) */
 };
 
 struct nvt_engine;

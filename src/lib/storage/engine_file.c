@@ -4,6 +4,7 @@
  * devices. */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <liburing.h>
 #include <poll.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "storage/engine.h"
+#include "sys/devcheck.h"
 #include "util/sysutil.h"
 #include "storage/uring.h"
 
@@ -49,10 +51,14 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	if (stat(p->path, &st) == 0 && S_ISBLK(st.st_mode))
 		fp->blockdev = true;
 	/* a device is claimed for the recording: refused while it, or any partition of it, is
-	 * mounted or held; a file is locked before it is truncated (see nvt_lock_output) */
+	 * mounted or held; a file is created new or taken only when empty or forced, never through
+	 * a link, and locked before it is truncated (see nvt_lock_output) */
 	if (fp->blockdev && p->write)
 		flags = O_WRONLY | O_EXCL;
-	fp->fd = nvt_open_data(p->path, flags | O_DIRECT, &dev, err);
+	if (p->write && !fp->blockdev)
+		fp->fd = nvt_open_output(p->path, O_WRONLY | O_DIRECT, p->force, NULL, &dev, err);
+	else
+		fp->fd = nvt_open_data(p->path, flags | O_DIRECT, &dev, err);
 	if (fp->fd == -ESPIPE) {
 		fp->fd = -1;
 		return -ESPIPE;
@@ -65,13 +71,11 @@ static int file_open(struct nvt_engine *e, const struct nvt_engine_params *p, st
 	}
 	if (fp->fd == -EINVAL) {
 		struct statfs sfs;
-		int fd = open(p->path, (flags & ~O_TRUNC) | O_NONBLOCK | O_CLOEXEC, 0644);
-		bool tmpfs = fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", p->path);
+		bool tmpfs = statfs(fp->blockdev ? p->path : dirname(dir), &sfs) == 0 &&
+			     sfs.f_type == TMPFS_MAGIC;
 		fp->fd = -1;
-		if (fd >= 0)
-			close(fd);
-		if (p->write && fd >= 0 && !fp->blockdev)
-			unlink(p->path);
 		nvt_err_set(err, EINVAL,
 			    "%s: the filesystem does not support O_DIRECT%s; record to a disk "
 			    "filesystem (ext4, XFS) or a block device",

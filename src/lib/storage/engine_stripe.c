@@ -18,6 +18,7 @@
 #include "storage/layout_io.h"
 #include "storage/engine.h"
 #include "nvtape/layout.h"
+#include "sys/devcheck.h"
 #include "util/sysutil.h"
 #include "storage/uring.h"
 
@@ -59,7 +60,10 @@ static int stripe_open(struct nvt_engine *e, const struct nvt_engine_params *p, 
 			f = O_WRONLY |
 			    O_EXCL; /* claimed: refused while it or a partition is in use */
 		bool is_dev = false;
-		sp->fd[m] = nvt_open_data(sp->l.path[m], f | O_DIRECT, &is_dev, err);
+		sp->fd[m] = p->write && !dev
+				    ? nvt_open_output(sp->l.path[m], O_WRONLY | O_DIRECT, p->force,
+						      NULL, &is_dev, err)
+				    : nvt_open_data(sp->l.path[m], f | O_DIRECT, &is_dev, err);
 		if (sp->fd[m] == -ESPIPE) {
 			sp->fd[m] = -1;
 			return -ESPIPE;

@@ -87,7 +87,7 @@ nvme_file() {
 	verify_both "$b" /mnt/rec/r.nvt || return 1
 	# a second recording reuses the file's blocks (no zero-fill); the first one's pages in the
 	# page cache (read by verify) must not go back over what the second wrote beneath them
-	nvtape record --engine nvme --rate 80MB --size 200M /mnt/rec/r.nvt >/tmp/r2.out 2>/tmp/r2.err || { cat /tmp/r2.err; return 1; }
+	nvtape record --force --engine nvme --rate 80MB --size 200M /mnt/rec/r.nvt >/tmp/r2.out 2>/tmp/r2.err || { cat /tmp/r2.err; return 1; }
 	if grep -q "zero-fill" /tmp/r2.err; then echo "second recording zero-filled again"; cat /tmp/r2.err; return 1; fi
 	off_md
 	mdadm --assemble /dev/md0 $D0 $D1 >/dev/null 2>&1 || return 1

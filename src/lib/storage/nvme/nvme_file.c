@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "storage/nvme/nvme_engine.h"
+#include "sys/devcheck.h"
 #include "util/sysutil.h"
 
 #define ZERO_BYTES (8u << 20)
@@ -60,10 +61,13 @@ int nvme_file_open(struct nvme_priv *np, const char *path, const struct nvt_engi
 {
 	int rc;
 
+	/* an existing file (its blocks reused) only when forced; never through a link */
 	np->file_fd =
-		open(path, (p->write ? O_RDWR | O_CREAT : O_RDONLY) | O_DIRECT | O_CLOEXEC, 0644);
+		p->write ? nvt_open_output(path, O_RDWR | O_DIRECT, p->force, "nvme", NULL, err)
+			 : open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (np->file_fd < 0) {
-		rc = errno;
+		rc = p->write ? -np->file_fd : errno;
+		np->file_fd = -1;
 		nvt_err_set(err, rc, "cannot open %s: %s", path, strerror(rc));
 		return -rc;
 	}
