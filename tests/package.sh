@@ -34,7 +34,16 @@ done
 version=$(sed -n "s/^ *version : '\([^']*\)'.*/\1/p" meson.build | head -n 1)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 tmp=$(mktemp -d /tmp/nvtape-package.XXXXXX)
-trap 'apt-get purge -y -qq "${pkgs[@]}" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+src_installed=
+cleanup() {
+	apt-get purge -y -qq "${pkgs[@]}" >/dev/null 2>&1
+	if [ -n "$src_installed" ]; then
+		ninja -C "$src/build" uninstall >/dev/null 2>&1
+		ldconfig
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 # README's commands run as a user's shell runs them: the system's PATH (its python3), no
 # pkg-config override
 syspath=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -220,5 +229,36 @@ step "the installed Python producer (/usr/share/nvtape/python) feeds it too" \
 step "apt-get purge -y ${pkgs[*]}" bash -c \
 	"DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq ${pkgs[*]} >/dev/null 2>&1 && ! [ -e /usr/bin/nvtape ] &&
 	! [ -e /usr/lib/$multiarch/libnvtape.so.1 ] && ! [ -e /usr/include/nvtape ]"
+
+# --- README's source install, word for word, in the same copy of the tree (its build
+# directory is new), then uninstalled again: the command runs, pkg-config finds the library
+# under /usr/local, the Python modules are where README says
+readme_block sh '^\*\*From source:\*\*$' >"$tmp/readme-source.sh"
+if [ -e /usr/local/bin/nvtape ] || [ -e "/usr/local/lib/$multiarch/libnvtape.so.1" ]; then
+	echo "skipped: README's source install: nvtape is in /usr/local already (ninja uninstall it first)"
+else
+	src_installed=1
+	t0=$(date +%s)
+	if (cd "$src" && env -u PKG_CONFIG_LIBDIR PATH=$syspath bash -ex "$tmp/readme-source.sh") \
+		</dev/null >"$tmp/source.log" 2>&1; then
+		passed=$((passed + 1))
+		echo "ok: README's source install commands ran ($(($(date +%s) - t0)) s)"
+	else
+		tail -30 "$tmp/source.log"
+		failed=$((failed + 1))
+		echo "FAILED: README's source install commands (above)"
+	fi
+	step "the source install's nvtape runs (/usr/local/bin/nvtape --version)" \
+		bash -c "[ \"\$(PATH=$syspath nvtape --version)\" = 'nvtape $version' ] && [ \"\$(PATH=$syspath command -v nvtape)\" = /usr/local/bin/nvtape ]"
+	step "pkg-config finds the source install's library under /usr/local" \
+		bash -c "[ \"\$(env -u PKG_CONFIG_LIBDIR pkg-config --variable=prefix nvtape)\" = /usr/local ]"
+	step "its Python modules are in /usr/local/share/nvtape/python, as README says" bash -c \
+		"grep -q '/usr/local/share/nvtape/python' '$top/README.md' &&
+		cd /tmp && PATH=$syspath PYTHONPATH=/usr/local/share/nvtape/python python3 -c 'import nvtape, nvtape_producer'"
+	step "ninja -C build uninstall leaves nothing of nvtape in /usr/local" bash -c \
+		"ninja -C '$src/build' uninstall >/dev/null && ldconfig &&
+		[ -z \"\$(find /usr/local -name '*nvtape*' -print -quit)\" ]"
+	src_installed=
+fi
 echo "package: dpkg-buildpackage took $build_s s"
 finish
