@@ -648,10 +648,10 @@ class Recording:
         array is reused once on_data returns."""
         engine = engine or crc_engines()[0]
         if engine not in crc_engines():
-            raise RuntimeError("CRC32C engine %s is not available here (%s are): %s"
-                               % (engine, ", ".join(crc_engines()),
-                                  "python3-crc32c" if engine == "crc32c" else
-                                  "python3-numpy" if engine == "numpy" else "unknown engine"))
+            why = {"crc32c": "the crc32c module is not installed (python3-crc32c)",
+                   "numpy": "numpy is not installed (python3-numpy)"}.get(engine, "no such engine")
+            raise RuntimeError("CRC32C engine %s is not available here: %s; these are: %s"
+                               % (engine, why, ", ".join(crc_engines())))
         spans = self._checked_spans()
         bad, i = [], 0
         vec = _VecCrc() if engine == "numpy" else None
