@@ -26,10 +26,12 @@ _nvtape_options()
 		sort -u
 }
 
-# The values an option's help line spells out: "--format nvtape|fdrec" gives nvtape fdrec.
+# The values an option's help line spells out: "--format nvtape|fdrec" gives nvtape fdrec;
+# a value may hold a "-" ("sigmf-meta").
 _nvtape_option_values()
 {
-	"$1" "$2" --help 2>/dev/null | sed -n "s/^ \{1,\}.*$3 \([a-z0-9]\{1,\}|[a-z0-9|]\{1,\}\).*/\1/p" |
+	"$1" "$2" --help 2>/dev/null |
+		sed -n "s/^ \{1,\}.*$3 \([a-z0-9][a-z0-9-]*\(|[a-z0-9][a-z0-9-]*\)\{1,\}\).*/\1/p" |
 		head -n 1 | tr '|' ' '
 }
 
@@ -62,7 +64,7 @@ _nvtape()
 		elif ((COMP_CWORD == 2)); then
 			# a first word the usage line spells as a|b ("nvtape bench record|play")
 			words=$("$prog" "$cmd" --help 2>/dev/null |
-				sed -n "1s/^Usage: [^ ]* $cmd \([a-z0-9]\{1,\}|[a-z0-9|]\{1,\}\) .*/\1/p" |
+				sed -n "1s/^Usage: [^ ]* $cmd \([a-z0-9][a-z0-9-]*\(|[a-z0-9][a-z0-9-]*\)\{1,\}\) .*/\1/p" |
 				tr '|' ' ')
 		fi
 		;;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Bash completion as bash runs it: load the completion file, find the function `complete -p
 # nvtape` names, call it the way bash does (COMP_WORDS, COMP_CWORD) and check COMPREPLY for
-# commands, options, and the engine, source and sink names the program lists.
+# commands, options, the engine, source and sink names the program lists, and every value list
+# an option's help line spells out (a|b|c, values with a "-" too).
 # Usage: completion.sh NVTAPE COMPLETION-FILE
 set -u
 nvtape=$1
@@ -55,6 +56,22 @@ expect record --format "" -- nvtape fdrec
 expect setup --fs e -- ext4 exfat
 expect bench "" -- record play
 expect record --rate "" --
+expect export --format "" -- raw sigmf sigmf-meta pcapng pcap
+expect export --format sigmf -- sigmf sigmf-meta
+expect export --format = sigmf- -- sigmf-meta
+expect play --timing "" -- original fast
+# every option whose help line spells its values as a|b|c completes to exactly those values
+# (--engine, --source and --sink come from `nvtape list`); the values are read here with
+# another parser than the completion's
+for c in $("$nvtape" list commands); do
+	while read -r opt vals; do
+		case $opt in --engine | --source | --sink) continue ;; esac
+		# shellcheck disable=SC2086 # one word per value
+		expect "$c" "$opt" "" -- ${vals//|/ }
+	done < <("$nvtape" "$c" --help 2>/dev/null | grep -E '^ +-' |
+		grep -oE -- '--[a-z][a-z0-9-]* [a-z0-9][a-z0-9-]*(\|[a-z0-9][a-z0-9-]*)+' |
+		awk '!seen[$1]++')
+done
 # the lists themselves come from the library
 [ "$("$nvtape" list engines | sort | tr '\n' ' ')" = "file null nvme " ] ||
 	{ echo "FAILED: nvtape list engines: $("$nvtape" list engines | tr '\n' ' ')"; failed=$((failed + 1)); }

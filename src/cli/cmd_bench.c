@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_scratch.h"
 #include "nvtape/bench.h"
 #include "nvtape/report.h"
 #include <math.h>
@@ -17,7 +18,8 @@ static const char bench_help[] =
 	"sustained rate), then a coarse sweep down from the top of the range and a bisection.\n"
 	"A rate passes when K of K runs pass: record: zero drops and a clean verify of every\n"
 	"run; play: zero underflows and a clean checker. TARGET: a file, a block device or\n"
-	"several members of a stripe, as for record. Every run overwrites TARGET.\n\n"
+	"several members of a stripe, as for record. Every run overwrites TARGET; a file the\n"
+	"bench created is removed at the end (--keep keeps it), one that was there is kept.\n\n"
 	"  --size S             bytes every run writes or plays (default 16G; more than the\n"
 	"                       drive's cache to see its sustained rate)\n"
 	"  --from R, --to R     search range, rates per second as for record (bytes 1500MB\n"
@@ -33,6 +35,7 @@ static const char bench_help[] =
 	"  --sample T           time series interval (default 100ms)\n"
 	"  --engine file|nvme, --chunk B, --chunks N, --qd Q, --timeout T, --force\n"
 	"                       as for record (play: the read side)\n"
+	"  --keep               keep the target files the bench created\n"
 	"  --report FILE        write a self-contained HTML report with the plots\n"
 	"  --json               one JSON object on stdout with every run's time series, also\n"
 	"                       on errors (docs/json.md)\n"
@@ -42,7 +45,7 @@ static const char bench_help[] =
 	"            when --max-write stopped the search); 1 runtime error; 64 usage error.\n";
 
 struct bench_cli {
-	bool quiet, json, qd_given;
+	bool quiet, json, qd_given, keep;
 	enum nvt_bench_mode mode;
 	const char *report, *engine;
 	uint64_t stripe, member_off;
@@ -251,6 +254,7 @@ static const struct option bench_lo[] = {{"size", required_argument, 0, 's'},
 					 {"timeout", required_argument, 0, 't'},
 					 {"force", no_argument, 0, 'F'},
 					 {"report", required_argument, 0, 'R'},
+					 {"keep", no_argument, 0, 'K'},
 					 {"json", no_argument, 0, 'j'},
 					 {"quiet", no_argument, 0, 'q'},
 					 CLI_LAYOUT_OPTIONS,
@@ -362,6 +366,9 @@ static int parse_bench(int argc, char **argv, struct nvt_bench_opts *o, struct b
 		case 'R':
 			c->report = optarg;
 			break;
+		case 'K':
+			c->keep = true;
+			break;
 		case 'j':
 			c->json = true;
 			break;
@@ -418,6 +425,7 @@ static int bench_exit(int rc, const struct nvt_bench_opts *o, const struct nvt_b
 static int run_bench(struct nvt_bench_opts *o, struct bench_cli *c, const char *cmdline)
 {
 	struct nvt_bench_result *r = calloc(1, sizeof(*r));
+	struct cli_scratch made;
 	int rc;
 
 	if (!r) {
@@ -425,6 +433,7 @@ static int run_bench(struct nvt_bench_opts *o, struct bench_cli *c, const char *
 		return NVT_EXIT_RUNTIME;
 	}
 	cli_install_signals();
+	cli_scratch_make(&made, o->rec.layout.path, o->rec.layout.n);
 	if (!c->quiet && !c->json)
 		fprintf(stderr,
 			"nvtape bench: %s on %s, %.2f GB per run, %u of %u runs must pass at a "
@@ -454,6 +463,7 @@ static int run_bench(struct nvt_bench_opts *o, struct bench_cli *c, const char *
 	else
 		summary(o, r, rc);
 out:
+	cli_scratch_finish(&made, c->keep, "--keep was given");
 	nvt_bench_result_free(r);
 	free(r);
 	return rc;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_scratch.h"
 #include "nvtape/report.h"
 #include "nvtape/speedtest.h"
 #include <math.h>
@@ -16,11 +17,13 @@ static const char speedtest_help[] =
 	"Sequential write and read speed of each TARGET (a file or a block device), all targets\n"
 	"at once: the test pattern is written unthrottled, then read back and every beat\n"
 	"checked. Per target and aggregate rates, and the PCIe link of every NVMe controller\n"
-	"behind a target (from sysfs). Writing overwrites TARGET.\n\n"
+	"behind a target (from sysfs). Writing overwrites TARGET; a file the speedtest created\n"
+	"is removed at the end (not with --write, or with --keep), one that was there is kept.\n\n"
 	"  --write              only write (leaves a recording to --read later)\n"
 	"  --read               only read and check what a --write left\n"
 	"  --size S             bytes per target (default 8G)\n"
 	"  --engine file|nvme, --chunk B, --chunks N, --qd Q, --force   as for record\n"
+	"  --keep               keep the target files the speedtest created\n"
 	"  --report FILE        write a self-contained HTML report\n"
 	"  --json               one JSON object on stdout, also on errors (docs/json.md)\n"
 	"  -q, --quiet          no banner: the table and RESULT only\n"
@@ -170,23 +173,18 @@ static void table(const struct nvt_speedtest_result *r, int rc)
 	printf(" result=%s exit=%d\n", cli_result_name(rc), rc);
 }
 
-static const struct option speed_lo[] = {{"write", no_argument, 0, 'W'},
-					 {"read", no_argument, 0, 'r'},
-					 {"size", required_argument, 0, 's'},
-					 {"engine", required_argument, 0, 'e'},
-					 {"chunk", required_argument, 0, 'c'},
-					 {"chunks", required_argument, 0, 'n'},
-					 {"qd", required_argument, 0, 'Q'},
-					 {"force", no_argument, 0, 'F'},
-					 {"report", required_argument, 0, 'R'},
-					 {"json", no_argument, 0, 'j'},
-					 {"quiet", no_argument, 0, 'q'},
-					 {"help", no_argument, 0, 'h'},
-					 {0, 0, 0, 0}};
+static const struct option speed_lo[] = {
+	{"write", no_argument, 0, 'W'},        {"read", no_argument, 0, 'r'},
+	{"size", required_argument, 0, 's'},   {"engine", required_argument, 0, 'e'},
+	{"chunk", required_argument, 0, 'c'},  {"chunks", required_argument, 0, 'n'},
+	{"qd", required_argument, 0, 'Q'},     {"force", no_argument, 0, 'F'},
+	{"report", required_argument, 0, 'R'}, {"keep", no_argument, 0, 'K'},
+	{"json", no_argument, 0, 'j'},         {"quiet", no_argument, 0, 'q'},
+	{"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
 
 struct speed_cli {
 	const char *report;
-	bool json, quiet, only_w, only_r, qd_given;
+	bool json, quiet, only_w, only_r, qd_given, keep;
 };
 
 /* One option; -1 when --help was shown. */
@@ -217,6 +215,9 @@ static int speed_option(int opt, char **argv, struct nvt_speedtest_opts *o, stru
 		return 0;
 	case 'R':
 		c->report = optarg;
+		return 0;
+	case 'K':
+		c->keep = true;
 		return 0;
 	case 'j':
 		c->json = true;
@@ -285,6 +286,7 @@ int cmd_speedtest(int argc, char **argv)
 	struct nvt_speedtest_opts o;
 	struct nvt_speedtest_result *r;
 	struct speed_cli c = {0};
+	struct cli_scratch made = {0};
 	char cmdline[1024];
 	int opt, rc;
 
@@ -307,6 +309,8 @@ int cmd_speedtest(int argc, char **argv)
 	cli_install_signals();
 	if (!c.json && !c.quiet)
 		banner(&o);
+	if (o.write)
+		cli_scratch_make(&made, o.target, o.ntargets);
 	rc = nvt_speedtest(&o, r);
 	if (rc < 0)
 		cli_error("%s", cli_err_msg(&r->err));
@@ -324,6 +328,9 @@ int cmd_speedtest(int argc, char **argv)
 		speedtest_json(&o, r, rc, stdout);
 	else
 		table(r, rc);
+	cli_scratch_finish(&made, c.keep || !o.read,
+			   c.keep ? "--keep was given"
+				  : "left for nvtape speedtest --read; rm it after");
 	nvt_speedtest_result_free(r);
 	free(r);
 	return rc;

@@ -4,11 +4,43 @@
 # bench record / bench play find rates within 10 % of what fio measures on the same throttled
 # device; a throttle lowered mid-run (a synthetic SLC cache cliff) is found at the amount
 # written when it happened; speedtest runs two drives at once and its read-back catches a
-# corrupted block; the HTML report renders in headless Chromium with every plot.
+# corrupted block; the HTML report renders in headless Chromium with every plot. The target
+# files they create are removed at the end, files that were there never.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 need_root
 cd "$T"
+
+# the target files: one bench or speedtest created is removed at the end (said on stderr),
+# kept with --keep (and by speedtest --write, for a later --read); a file that was there before
+# is never removed
+small=(--size 32M --chunk 1M --chunks 4)
+expect_rc 0 "$NVT" bench record --no-sweep "${small[@]}" "$T/new.nvt"
+[ ! -e "$T/new.nvt" ] || fail "bench record left the file it created"
+grep -q "removed $T/new.nvt (created by this bench; --keep keeps it)" "$T/err" || fail "bench did not say it removed its file"
+expect_rc 0 "$NVT" bench play --no-sweep "${small[@]}" "$T/new.nvt"
+[ ! -e "$T/new.nvt" ] || fail "bench play left the file it created"
+expect_rc 0 "$NVT" bench record --no-sweep --keep "${small[@]}" "$T/new.nvt"
+[ -s "$T/new.nvt" ] && grep -q "kept $T/new.nvt ([0-9]* bytes, created by this bench): --keep" "$T/err" ||
+	fail "bench --keep did not keep its file, or did not say so"
+expect_rc 0 "$NVT" bench record --no-sweep --force "${small[@]}" "$T/new.nvt"
+[ -s "$T/new.nvt" ] || fail "bench removed a file that existed before it"
+grep -q "removed\|kept" "$T/err" && fail "bench spoke of removing a file it did not create"
+rm -f "$T/new.nvt"
+expect_rc 0 "$NVT" speedtest --size 16M --chunk 1M "$T/s1.nvt" "$T/s2.nvt"
+[ ! -e "$T/s1.nvt" ] && [ ! -e "$T/s2.nvt" ] || fail "speedtest left the files it created"
+[ "$(grep -c "removed $T/s[12].nvt (created by this speedtest" "$T/err")" = 2 ] || fail "speedtest did not say it removed its files"
+expect_rc 0 "$NVT" speedtest --write --size 16M --chunk 1M "$T/s1.nvt"
+[ -s "$T/s1.nvt" ] && grep -q "kept $T/s1.nvt .*left for nvtape speedtest --read" "$T/err" ||
+	fail "speedtest --write must keep its file for --read, and say so"
+expect_rc 0 "$NVT" speedtest --read --chunk 1M "$T/s1.nvt"
+[ -s "$T/s1.nvt" ] || fail "speedtest --read removed a file it did not create"
+expect_rc 0 "$NVT" speedtest --force --size 16M --chunk 1M "$T/s1.nvt"
+[ -s "$T/s1.nvt" ] || fail "speedtest removed a file that existed before it"
+expect_rc 0 "$NVT" speedtest --keep --size 16M --chunk 1M "$T/s3.nvt"
+[ -s "$T/s3.nvt" ] || fail "speedtest --keep removed its file"
+rm -f "$T/s1.nvt" "$T/s3.nvt"
+ok "bench and speedtest remove the target files they created (--keep and speedtest --write keep them), never one that was there"
 
 make_loop 1G none
 dev=$DEV

@@ -3,7 +3,8 @@
 # python/nvtape.py, the pure-Python reader, against recordings the CLI makes: header fields
 # equal `nvtape info --json`'s, the data equals the file's bytes, drop events equal the index,
 # chunk checksums are read and checked as verify checks them,
-# interrupted, striped and fdrec recordings, damaged headers refused clearly, check's exit codes.
+# interrupted, striped and fdrec recordings, damaged headers refused clearly, check's exit codes,
+# the same results from every way of computing CRC32C, check's progress on a terminal.
 . "$(dirname "$0")/lib.sh"
 
 PY=
@@ -308,6 +309,111 @@ assert all(a[1] <= b[1] for a, b in zip(t, t[1:])) and abs(t[0][1] / 1e9 - time.
 assert nvtape.sigmf_dtype("cf32_le") == np.complex64 and nvtape.sigmf_dtype("ci16") is None
 PY
 ok "metadata, a memmap in the dtype core:datatype names (ci16_le), chunk times at every chunk"
+
+# the three ways to compute CRC32C (the crc32c module, numpy, pure Python) give the same
+# checksums and find the same bad chunk; check reads the data once and gives the same report
+# with each; the beat check gives the same result fed in pieces of any size as a beat-by-beat
+# reference, for data with gaps, corrupt beats and backward jumps
+engines=$("$PY" -c 'import nvtape; print(" ".join(nvtape.crc_engines()))')
+case " $engines " in *" crc32c "*) ;; *) echo "note: no crc32c module (python3-crc32c): its path is not compared" ;; esac
+"$PY" - "$T/s.nvt" <<'PY' || fail "CRC32C engines disagree"
+import os, sys
+import nvtape
+r = nvtape.Recording(sys.argv[1])
+engines = nvtape.crc_engines()
+assert engines[-2:] == ["numpy", "python"], engines
+res = {e: r.verify_checksums(engine=e) for e in engines}
+assert all(v == res["python"] for v in res.values()), res
+assert len(res["python"]) == 1 and res["python"][0][0].data_offset == 2 << 20, res
+seen = []
+r.verify_checksums(engine="python", batch=1 << 20, on_data=lambda o, b: seen.append((o, bytes(b))))
+assert [o for o, _ in seen] == [0, 1 << 20, 2 << 20, 3 << 20]
+assert b"".join(b for _, b in seen) == r.read(), "on_data pieces"
+data = os.urandom(100003)
+want = nvtape._crc32c_py(data)
+assert nvtape.crc32c(data) == want and nvtape.crc32c(data[7:], nvtape.crc32c(data[:7])) == want
+if "crc32c" in engines:
+    import crc32c
+    assert crc32c.crc32c(data[7:], crc32c.crc32c(data[:7])) == want
+try:
+    r.verify_checksums(engine="sse")
+    raise SystemExit("an unknown engine accepted")
+except RuntimeError as e:
+    assert "not available" in str(e), e
+PY
+for e in $engines; do
+	expect_rc 2 "$PY" "$NVTPY" check --crc "$e" "$T/s.nvt"
+	grep -q "^chunk CRC32C: 4 chunks checked, 1 bad (computed with $e)$" "$T/out" || fail "check --crc $e"
+	sed "s/ (computed with $e)//" "$T/out" >"$T/check-$e.out"
+done
+for e in $engines; do
+	cmp -s "$T/check-$e.out" "$T/check-python.out" ||
+		fail "check --crc $e and --crc python differ: $(diff "$T/check-$e.out" "$T/check-python.out")"
+done
+expect_rc 64 "$PY" "$NVTPY" check --crc sse "$T/s.nvt"
+"$PY" - "$f" <<'PY' || fail "the beat check fed in pieces"
+import random, struct, sys
+import numpy as np
+import nvtape
+src = nvtape.Recording(sys.argv[1])
+beats = np.frombuffer(src.read(0, 1 << 20), dtype="<u8").reshape(-1, 2).copy()
+first = int(beats[0, 0])
+keep = np.ones(len(beats), dtype=bool)
+keep[[0, 1, 500, 501, 502, 20000, 65535]] = False  # gaps, one at the very start
+b = beats[keep].copy()
+b[100, 1] ^= np.uint64(4)         # a corrupt beat
+b[30000, 0] = b[29999, 0]        # a repeated sequence number (backward), its ~seq kept right
+b[30000, 1] = ~b[30000, 0]
+b[40000:40002] = b[39990:39992]  # a jump back
+data = b.tobytes() + b"\x01\x02\x03"  # and a tail that is not a whole beat
+
+def reference(data, first_seq):
+    prev, r = (first_seq - 1) % (1 << 64), {"beats": 0, "gaps": [], "corrupt": 0, "backward": 0, "first_seen": None}
+    for off in range(0, len(data) - len(data) % 16, 16):
+        lo, hi = struct.unpack_from("<QQ", data, off)
+        r["beats"] += 1
+        if hi != lo ^ 0xFFFFFFFFFFFFFFFF:
+            r["corrupt"] += 1
+            continue
+        if r["first_seen"] is None:
+            r["first_seen"] = lo
+        d = (lo - prev) % (1 << 64)
+        if d == 0 or d >= 1 << 63:
+            r["backward"] += 1
+        elif d > 1:
+            r["gaps"].append((off, d - 1))
+        prev = lo
+    r["tail"] = len(data) % 16
+    return r
+
+want = reference(data, first)
+assert want["corrupt"] == 1 and want["backward"] == 2 and len(want["gaps"]) >= 4, want
+rng = random.Random(7)
+for sizes in ([len(data)], [16] * 3 + [len(data)], [1, 15, 17, 4095, 262145, 1 << 20],
+              [rng.randrange(1, 70000) for _ in range(200)]):
+    c, at = nvtape._BeatCheck(first), 0
+    for n in sizes:
+        c.feed(data[at:at + n])
+        at += n
+    c.feed(data[at:])
+    got = c.result()
+    assert got == want, (sizes[:5], {k: (got[k], want[k]) for k in want if got[k] != want[k]})
+PY
+ok "CRC32C with $engines: the same checksums, the same bad chunk, the same check report; the beat check fed in any pieces == a beat-by-beat reference"
+
+# progress: on stderr when it is a terminal, nothing when it is not
+expect_rc 0 "$PY" "$NVTPY" check "$f"
+[ -s "$T/err" ] && fail "check wrote to a stderr that is not a terminal: $(cat "$T/err")"
+if command -v script >/dev/null; then
+	script -qec "'$PY' '$NVTPY' check '$f' >'$T/tty.out'" /dev/null >"$T/tty.err" </dev/null ||
+		fail "check on a terminal"
+	grep -q "checking $f: 24 of 24 MiB (100 %), [0-9]* MB/s" "$T/tty.err" ||
+		fail "no progress on a terminal: $(cat -v "$T/tty.err")"
+	grep -q "RESULT pass exit=0" "$T/tty.out" || fail "check on a terminal: $(cat "$T/tty.out")"
+	ok "check shows its progress on a terminal's stderr, and nothing elsewhere"
+else
+	echo "skipped: no script(1) to give check a terminal"
+fi
 
 expect_rc 64 "$PY" "$NVTPY"
 expect_rc 64 "$PY" "$NVTPY" check
