@@ -68,10 +68,13 @@ int cli_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint6
 int cli_duration(const char *opt, const char *val, uint64_t *ns);
 /* --chunk: a multiple of 4 KiB from 4 KiB to 1 GiB */
 int cli_chunk(const char *val, uint64_t *out);
-/* --rate (opt names the flag): "max" (0) or at least 16 bytes/s; bytes (1500MB, 1.5G) or
- * bits (12Gbps, 800Mbit/s); an ambiguous lowercase b (12Gb) is refused */
+/* --rate (opt names the flag): "max" (0) or at least 16 bytes/s; bytes (1500MB, 1.5G, 64B)
+ * or bits (12Gbps, 800Mbit/s); a number without a unit, hexadecimal and an ambiguous
+ * lowercase b (12Gb) are refused */
 int cli_rate(const char *opt, const char *val, uint64_t *out);
-#define CLI_RATE_UNITS "bytes/s: 1500MB, 1.5G (2^30); bits/s: 12Gbps, 800Mbit/s"
+#define CLI_RATE_UNITS "bytes/s: 1500MB, 1.5GB, 200M (2^20), 64B; bits/s: 12Gbps, 800Mbit/s"
+/* a rate for people: "1500 B/s", "12.0 kB/s", "1500.0 MB/s" (never 0.0 for a slow one) */
+const char *cli_rate_str(uint64_t bps, char *buf, size_t cap);
 /* a count option (--chunks, --qd) within [min, max] */
 int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out);
 /* --engine: file or nvme (and null for a writer) */

@@ -84,8 +84,20 @@ void cli_note(const char *msg, void *arg)
 	fprintf(stderr, "nvtape %s: note: %s\n", cli_cmd, msg);
 }
 
+/* "0x10": strtod would read hexadecimal; the parsers refuse it, the message says why */
+static bool hex_number(const char *val)
+{
+	while (isspace((unsigned char)*val))
+		val++;
+	return val[0] == '0' && (val[1] == 'x' || val[1] == 'X');
+}
+
 int cli_size(const char *opt, const char *val, uint64_t *out)
 {
+	if (hex_number(val))
+		return cli_usage_error("%s %s: hexadecimal is not taken; write the size in decimal "
+				       "(examples: 4096, 8M, 1.5G, 500MB)",
+				       opt, val);
 	if (nvt_parse_size(val, out))
 		return cli_usage_error("%s: \"%s\" is not a size (examples: 4096, 8M, 1.5G, 500MB)",
 				       opt, val);
@@ -155,6 +167,15 @@ int cli_rate(const char *opt, const char *val, uint64_t *out)
 		*out = 0;
 		return 0;
 	}
+	if (hex_number(val))
+		return cli_usage_error("%s %s: hexadecimal is not taken; write the rate in decimal "
+				       "with a unit (" CLI_RATE_UNITS ", or max)",
+				       opt, val);
+	if (val[0] && strspn(val, "0123456789.") == strlen(val))
+		/* 1500 was 1500 bytes/s: a rate a thousand times off said nothing */
+		return cli_usage_error("%s %s: a rate needs a unit (" CLI_RATE_UNITS
+				       "; or max): %sB is %s bytes/s",
+				       opt, val, val, val);
 	rc = nvt_parse_rate(val, out);
 	if (rc == -EDOM)
 		return rate_ambiguous(opt, val);
@@ -166,6 +187,17 @@ int cli_rate(const char *opt, const char *val, uint64_t *out)
 	if (*out < 16)
 		return cli_usage_error("%s %s: at least 16 bytes/s, or max", opt, val);
 	return 0;
+}
+
+const char *cli_rate_str(uint64_t bps, char *buf, size_t cap)
+{
+	if (bps < 10000)
+		snprintf(buf, cap, "%llu B/s", (unsigned long long)bps);
+	else if (bps < 10000000)
+		snprintf(buf, cap, "%.1f kB/s", bps / 1e3);
+	else
+		snprintf(buf, cap, "%.1f MB/s", bps / 1e6);
+	return buf;
 }
 
 int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out)
@@ -484,7 +516,7 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 			(unsigned long long)r->generation);
 	fprintf(f, "  source          %s\n", nvt_source_kind_name(r->source_kind));
 	if (r->rate_bps)
-		fprintf(f, "  rate            %.1f MB/s\n", r->rate_bps / 1e6);
+		fprintf(f, "  rate            %s\n", cli_rate_str(r->rate_bps, t1, sizeof(t1)));
 	else
 		fprintf(f, "  rate            unpaced (max)\n");
 	fprintf(f, "  start / stop    %s / %s\n", cli_time_str(r->start_ns, t1, sizeof(t1)),

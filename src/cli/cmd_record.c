@@ -24,9 +24,10 @@ static const char record_help[] =
 	"                       0x hex), read at the start, after every read and every 100 ms\n"
 	"                       of silence: each increase is a drop at the position reached\n"
 	"                       when it was seen\n"
-	"  --rate R             test-pattern rate per second: bytes 1500MB (10^6) or 1G (2^30),\n"
-	"                       bits 12Gbps or 800Mbit/s (10^3 steps, to the nearest byte);\n"
-	"                       max = unpaced, as fast as the storage takes it (default)\n"
+	"  --rate R             test-pattern rate per second, with its unit: bytes 1500MB\n"
+	"                       (10^6), 1G (2^30) or 64B, bits 12Gbps or 800Mbit/s (10^3\n"
+	"                       steps, to the nearest byte); max = unpaced, as fast as the\n"
+	"                       storage takes it (default)\n"
 	"  --size S             stop after S data bytes (rounded up to 4 KiB for tpg);\n"
 	"                       space is reserved and checked before starting\n"
 	"  --duration T         stop after T seconds (10, 2.5, 500ms, 3m)\n"
@@ -542,10 +543,10 @@ static int check_args(int argc, char **argv, struct nvt_record_opts *o, const st
 
 static void banner(const struct nvt_record_opts *o)
 {
-	char rate[64] = "unpaced";
+	char rate[64] = "unpaced", r[48];
 
 	if (o->rate_bps)
-		snprintf(rate, sizeof(rate), "at %.1f MB/s", o->rate_bps / 1e6);
+		snprintf(rate, sizeof(rate), "at %s", cli_rate_str(o->rate_bps, r, sizeof(r)));
 	fprintf(stderr,
 		"nvtape record: recording to %s (%u x %llu KiB ring, qd %u, source %s %s, "
 		"engine %s) -- Ctrl-C to stop\n",
