@@ -123,7 +123,12 @@ const char *cli_eta_str(double frac, double left_s, char *buf, size_t cap);
 void cli_print_check_event(FILE *f, const struct nvt_check_event *e, bool records);
 
 const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);
-void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec);
+/* The writer of an interrupted recording when it is alive (it holds the lock recover and meta
+ * find): its PID, 0 when the system does not say; -1 for a complete recording or a writer that
+ * died. */
+int cli_writer(const struct nvt_layout *L, const struct nvt_recording *rec);
+/* live_pid: what cli_writer() said (-1: not being written) */
+void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec, int live_pid);
 /* Metadata ("key=value" lines): a "metadata" block for humans, a "meta" object of strings. */
 void cli_print_meta(FILE *f, const char *meta);
 void cli_json_meta(struct json *j, const char *meta);

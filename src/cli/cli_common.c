@@ -493,9 +493,19 @@ const char *cli_time_str(uint64_t ns, char *buf, size_t cap)
 	return buf;
 }
 
-void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *r)
+int cli_writer(const struct nvt_layout *L, const struct nvt_recording *rec)
 {
-	char t1[64], t2[64];
+	struct nvt_err err = {0};
+	int pid;
+
+	if (rec->complete || nvt_recording_writer(L, &pid, &err) != 1)
+		return -1;
+	return pid;
+}
+
+void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *r, int live_pid)
+{
+	char t1[64], t2[64], state[96];
 
 	fprintf(f, "%s:\n", path);
 	if (nvt_source_kind_is_packets(r->source_kind))
@@ -505,8 +515,15 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 		fprintf(f, "  format          %s v%u, %u-byte beats\n",
 			r->format == NVT_FMT_FDREC ? "FPGA Drive Recorder" : "nvtape", r->version,
 			r->beat_bytes);
-	fprintf(f, "  state           %s%s%s\n",
-		r->complete ? "complete" : "INCOMPLETE (writer died; run nvtape recover)",
+	if (r->complete)
+		snprintf(state, sizeof(state), "complete");
+	else if (live_pid > 0)
+		snprintf(state, sizeof(state), "LIVE: being written by PID %d", live_pid);
+	else if (live_pid == 0)
+		snprintf(state, sizeof(state), "LIVE: being written (its writer holds it)");
+	else
+		snprintf(state, sizeof(state), "INCOMPLETE (writer died; run nvtape recover)");
+	fprintf(f, "  state           %s%s%s\n", state,
 		(r->flags & NVT_FLAG_RECOVERED) ? ", recovered" : "",
 		(r->flags & NVT_FLAG_STOP_ERROR) ? ", stopped early on an error" : "");
 	if (r->header_torn)

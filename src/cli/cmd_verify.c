@@ -39,6 +39,7 @@ struct ver_cli {
 	uint32_t bad_found[16];
 	unsigned nbad;
 	uint64_t stripe, member_off;
+	int live; /* cli_writer(): the writer's PID (0: unknown) while it records; -1 */
 };
 
 static void on_event(const struct nvt_check_event *e, void *arg)
@@ -68,14 +69,22 @@ static void on_bad_chunk(const struct nvt_chunk_crc *span, uint32_t found, void 
 	       (uint64_t)span->length, span->crc32c, found);
 }
 
-static void problems(const struct nvt_verify_result *r)
+static void problems(const struct nvt_verify_result *r, int live)
 {
 	const struct nvt_recording *rec = &r->rec;
 	unsigned p = r->problems;
 
-	if (p & NVT_VP_INCOMPLETE)
-		printf("PROBLEM: recording not finalized (writer died?): %" PRIu64
-		       " checkpointed bytes checked; run nvtape recover\n",
+	if (live >= 0) {
+		char who[48] = "";
+		if (live > 0)
+			snprintf(who, sizeof(who), " by PID %d", live);
+		printf("LIVE: the recording is being written%s: the %" PRIu64
+		       " bytes of its last checkpoint were checked (not a problem); verify it "
+		       "again once it has ended\n",
+		       who, rec->valid_bytes);
+	} else if (p & NVT_VP_INCOMPLETE)
+		printf("PROBLEM: recording not finalized, and no writer holds it (its writer "
+		       "died): %" PRIu64 " checkpointed bytes checked; run nvtape recover\n",
 		       rec->valid_bytes);
 	if (rec->flags & NVT_FLAG_STOP_ERROR)
 		printf("note: the recording ended early on an error (no space, I/O error or "
@@ -184,6 +193,11 @@ static void verify_json(const struct nvt_verify_opts *o, const struct ver_cli *c
 		json_arr_end(&j);
 	}
 	cli_json_flags(&j, "problems", r->problems, names, sizeof(names) / sizeof(names[0]));
+	json_bool(&j, "live", c->live >= 0);
+	if (c->live > 0)
+		json_int(&j, "writer_pid", c->live);
+	else
+		json_null(&j, "writer_pid");
 	if (rc != NVT_EXIT_RUNTIME)
 		cli_json_recording(&j, "header", &r->rec);
 	json_end(&j);
@@ -302,7 +316,7 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 	double mbps = r->seconds > 0 ? r->checked_bytes / r->seconds / 1e6 : 0;
 
 	if (!c->quiet)
-		cli_print_recording(stdout, o->path, &r->rec);
+		cli_print_recording(stdout, o->path, &r->rec, c->live);
 	if (r->pattern_checked)
 		pattern_summary(r, c, mbps);
 	else if (r->counter_checked)
@@ -329,14 +343,16 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 	else if (r->rec.format == NVT_FMT_NVTAPE && r->rec.valid_bytes)
 		printf("  chunk CRC32C    none in this recording (written before nvtape kept them, "
 		       "or with --checksum none)\n");
-	problems(r);
+	problems(r, c->live);
 	printf("RESULT result=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
 	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
 	       " backward=%" PRIu64 " chunks_good=%" PRIu64 " chunks_bad=%" PRIu64
-	       " complete=%d packets=%" PRIu64 " seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
+	       " complete=%d live=%d packets=%" PRIu64 " seconds=%.3f mbps=%.1f cpu_s=%.4f "
+	       "exit=%d\n",
 	       cli_result_name(rc), r->checked_bytes, r->chk.beats, r->chk.gaps, r->chk.gap_beats,
 	       r->rec.drop_count, r->drops_match, r->chk.corrupt, r->chk.backward, r->sums_good,
-	       r->sums_bad, r->rec.complete, r->packets, r->seconds, mbps, r->cpu_ns / 1e9, rc);
+	       r->sums_bad, r->rec.complete, c->live >= 0, r->packets, r->seconds, mbps,
+	       r->cpu_ns / 1e9, rc);
 }
 
 static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
@@ -351,7 +367,15 @@ static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
 	o->arg = c;
 	if (c->json)
 		c->quiet = true;
+	c->live = -1;
+	if (nvt_recording_open(&o->layout, &r->rec, &r->err) == 0)
+		c->live = cli_writer(&o->layout, &r->rec);
 	rc = nvt_verify(o, r);
+	if (c->live >= 0 && r->rec.complete) /* it ended meanwhile: checked as it ended */
+		c->live = -1;
+	if (c->live >= 0) /* a recording being written is not a data problem, nor one with no
+			   * checkpointed data yet */
+		r->problems &= ~(unsigned)(NVT_VP_INCOMPLETE | NVT_VP_NO_DATA);
 	rc = cli_exit_of(rc, &r->err, r->problems != 0);
 	if (rc == NVT_EXIT_RUNTIME || rc == NVT_EXIT_USAGE)
 		cli_error("%s", cli_err_msg(&r->err));
