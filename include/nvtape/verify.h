@@ -82,6 +82,11 @@ struct nvt_verify_result {
 	 * each gap matched against the drop events between it and the packet before */
 	bool packets_walked, packet_checked;
 	uint64_t packets;
+	/* packet recordings: the Interface Statistics Blocks' isb_ifdrop (packets the kernel or a
+	 * full ring lost, as the recorder counted them; the drop count less these were seen only
+	 * as sequence gaps: lost upstream), isb_seen when the stream has one */
+	bool isb_seen;
+	uint64_t isb_drop;
 };
 
 NVT_API void nvt_verify_opts_default(struct nvt_verify_opts *o);

@@ -82,6 +82,9 @@ bool cli_engine_ok(const char *val, bool writer);
 int cli_engine(const char *val, bool writer, const char **out);
 /* what a recording's drops count: "bytes" (1-byte units) or "beats" */
 const char *cli_units(const struct nvt_recording *rec);
+/* why a recording's drops were lost, as far as its source tells: "no ring chunk was free...",
+ * "counted by the shm producer...", "lost before they were stored: in the kernel..." */
+const char *cli_drop_cause(const struct nvt_recording *rec);
 /* --check: a counter check (docs/checks.md) the library will accept */
 int cli_check(const char *val, const char **out);
 /* --qd for the nvme engine: commands in flight per drive, default 32, at most 63 */

@@ -235,6 +235,35 @@ const char *cli_units(const struct nvt_recording *rec)
 	return rec->beat_bytes == 1 ? "bytes" : "beats";
 }
 
+const char *cli_drop_cause(const struct nvt_recording *rec)
+{
+	switch (rec->source_kind) {
+	case NVT_SRC_TPG:
+		return "no ring chunk was free when the test pattern was due: the storage fell "
+		       "behind it";
+	case NVT_SRC_DEV:
+		return "lost by the device (as its --drops-from counter said) or for want of a "
+		       "free "
+		       "ring chunk (the storage fell behind the device)";
+	case NVT_SRC_FDREC:
+		return "lost in the FPGA Drive Recorder's FIFO, which overflows when no ring chunk "
+		       "is free (the storage fell behind the device)";
+	case NVT_SRC_SHM:
+		return "counted by the shm producer in its drop log: data it did not hand over";
+	case NVT_SRC_API:
+		return "counted by the program that recorded through the push API";
+	case NVT_SRC_PCAP:
+		return "counted as lost in the capture that was imported (before nvtape)";
+	case NVT_SRC_UDP:
+	case NVT_SRC_PACKET:
+		return "lost before they were stored: in the kernel (a socket's or capture ring's "
+		       "overflow), for want of a free ring chunk, or upstream (sequence gaps of "
+		       "the packet check)";
+	default:
+		return "counted as lost by the source";
+	}
+}
+
 int cli_check(const char *val, const char **out)
 {
 	struct nvt_counter_spec spec;

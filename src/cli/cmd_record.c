@@ -574,14 +574,23 @@ static void report(const struct nvt_record_opts *o, const struct nvt_record_resu
 			"upstream or with no free ring chunk) -- the recording has gaps (nvtape "
 			"info lists where)\n",
 			(unsigned long long)r->rec.drop_count, (unsigned long long)r->kernel_drops);
-	else if (r->rec.drop_count > r->lost_unwritten)
+	else if (r->rec.drop_count > r->lost_unwritten && r->rec.source_kind == NVT_SRC_SHM)
 		fprintf(stderr,
-			"nvtape record: WARNING: %llu %s were dropped by the source -- "
-			"the "
-			"recording is not valid (storage slower than %s?)\n",
+			"nvtape record: WARNING: the shm producer dropped %llu %s (its own drop "
+			"log) -- the recording has gaps (nvtape info lists where); the ring %s "
+			"(high-water %llu of %llu chunks)\n",
 			(unsigned long long)(r->rec.drop_count - r->lost_unwritten),
 			cli_units(&r->rec),
-			r->rec.source_kind == NVT_SRC_DEV ? "the device" : "--rate");
+			r->st.ring_hwm >= r->st.ring_chunks
+				? "was full at times: the storage fell behind the producer"
+				: "never filled: the producer's losses are its own",
+			(unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks);
+	else if (r->rec.drop_count > r->lost_unwritten)
+		fprintf(stderr,
+			"nvtape record: WARNING: %llu %s were dropped -- the recording has gaps "
+			"(nvtape info lists where): %s\n",
+			(unsigned long long)(r->rec.drop_count - r->lost_unwritten),
+			cli_units(&r->rec), cli_drop_cause(&r->rec));
 	if (r->lost_unwritten)
 		fprintf(stderr,
 			"nvtape record: %llu beats were captured but never written (the "

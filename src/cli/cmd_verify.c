@@ -90,10 +90,19 @@ static void problems(const struct nvt_verify_result *r, int live)
 		printf("note: the recording ended early on an error (no space, I/O error or "
 		       "stall); "
 		       "what it holds is checked above\n");
-	if (p & NVT_VP_DROPS)
-		printf("PROBLEM: the recorder dropped %" PRIu64 " %s in %" PRIu64
-		       " events: not a valid recording\n",
-		       rec->drop_count, cli_units(rec), rec->drop_events);
+	if ((p & NVT_VP_DROPS) && r->isb_seen && nvt_source_kind_is_packets(rec->source_kind) &&
+	    rec->source_kind != NVT_SRC_PCAP) {
+		uint64_t own = r->isb_drop < rec->drop_count ? r->isb_drop : rec->drop_count;
+		printf("PROBLEM: %" PRIu64 " packets were not recorded, in %" PRIu64
+		       " events: %" PRIu64 " lost in the kernel or for want of a free ring chunk "
+		       "(the recorder's count), %" PRIu64
+		       " seen only as sequence gaps: lost upstream, before nvtape (the sender or "
+		       "the network)\n",
+		       rec->drop_count, rec->drop_events, own, rec->drop_count - own);
+	} else if (p & NVT_VP_DROPS) {
+		printf("PROBLEM: %" PRIu64 " %s were not recorded, in %" PRIu64 " events: %s\n",
+		       rec->drop_count, cli_units(rec), rec->drop_events, cli_drop_cause(rec));
+	}
 	if (p & NVT_VP_CORRUPT)
 		printf("PROBLEM: %" PRIu64 " corrupt %s\n", r->chk.corrupt,
 		       r->counter_checked ? "records (counter at or above its wrap)" : "beats");
@@ -106,6 +115,15 @@ static void problems(const struct nvt_verify_result *r, int live)
 		       " drop events without a gap): data was lost before nvtape, or the counter "
 		       "is not what --check says\n",
 		       r->chk.gap_beats, r->chk.gap_beats * r->counter.stride, rec->drop_count,
+		       r->gaps_unmatched, r->events_unmatched);
+	else if ((p & NVT_VP_MISMATCH) && r->packet_checked)
+		printf("PROBLEM: %" PRIu64 " packets missing in %" PRIu64
+		       " sequence gaps do not match the header's drop count %" PRIu64 " (+%" PRIu64
+		       " dropped after the last packet): %" PRIu64
+		       " gaps without a drop event were lost upstream, before nvtape (the sender, "
+		       "the network), or the data's counter is not what the check says; %" PRIu64
+		       " drop events without a gap\n",
+		       r->chk.gap_beats, r->chk.gaps, rec->drop_count, r->drops_after_end,
 		       r->gaps_unmatched, r->events_unmatched);
 	else if (p & NVT_VP_MISMATCH)
 		printf("PROBLEM: gap beats %" PRIu64 " (+%" PRIu64

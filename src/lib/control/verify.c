@@ -95,6 +95,14 @@ static int on_packet_block(const struct nvt_pcapng_block *b, void *arg)
 	struct nvt_udp_view u;
 	uint64_t at = v->rd.pos, before;
 
+	if (b->type == PCAPNG_ISB && (b->isb_have & NVT_PCAPNG_ISB_DROP)) {
+		/* the recorder's own count of what it could not keep (the kernel, the ring) */
+		v->res->isb_seen = true;
+		v->res->isb_drop = b->isb_drop > UINT64_MAX - v->res->isb_drop
+					   ? UINT64_MAX
+					   : v->res->isb_drop + b->isb_drop;
+		return 0;
+	}
 	if (b->type != PCAPNG_EPB && b->type != PCAPNG_SPB)
 		return 0;
 	v->res->packets++;
