@@ -112,6 +112,14 @@ int cli_layout_option(int opt, const char *val, uint64_t *stripe, uint64_t *memb
 	"                       offset that mdadm --examine reports, when writing the\n"           \
 	"                       members of an md array directly)\n"
 
+/* A ratio over too little to mean anything (under 1 MiB, or under 10 ms) is not printed:
+ * "-" for people, null in JSON (an empty stdin gave -nan MB/s, 4 KiB inf MB/s and 72609
+ * core-s/GB). cli_ratio: v, or NAN when not ok (json_num writes null); cli_ratio_str: v as fmt
+ * prints it, or "-". */
+#define CLI_MIN_BYTES (1u << 20)
+#define CLI_MIN_S     0.01
+double cli_ratio(double v, bool ok);
+const char *cli_ratio_str(char *buf, size_t cap, const char *fmt, double v, bool ok);
 /* instant (since the last call) and average MB/s for the live stats lines */
 struct cli_meter {
 	uint64_t last_bytes, last_ns;

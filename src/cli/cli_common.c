@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -421,6 +422,20 @@ int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t 
 	if (nvt_layout_check(l, &err))
 		return cli_usage_error("%s", cli_err_msg(&err));
 	return 0;
+}
+
+double cli_ratio(double v, bool ok)
+{
+	return ok && isfinite(v) ? v : NAN;
+}
+
+const char *cli_ratio_str(char *buf, size_t cap, const char *fmt, double v, bool ok)
+{
+	if (ok && isfinite(v))
+		snprintf(buf, cap, fmt, v);
+	else
+		snprintf(buf, cap, "-");
+	return buf;
 }
 
 void cli_meter_update(struct cli_meter *m, uint64_t bytes, uint64_t elapsed_ns, double *inst,

@@ -97,7 +97,9 @@ struct rec_cli {
 	char *meta; /* the metadata options as "key=value" lines */
 	char check_line[128];
 	uint64_t size_bytes, duration_ns; /* the totals the % done and the ETA come from */
+	uint64_t chunk_bytes;
 	uint64_t stripe, member_off;
+	const struct nvt_record_opts *opts; /* for the banner */
 	struct cli_meter meter;
 };
 
@@ -141,7 +143,7 @@ static void progress(const struct nvt_record_stats *st, void *arg)
 {
 	struct rec_cli *c = arg;
 	double inst, avg;
-	char e[64], fifo[96];
+	char e[64], fifo[96], rate[96];
 
 	cli_meter_update(&c->meter, st->bytes_written, st->elapsed_ns, &inst, &avg);
 	if (c->quiet)
@@ -152,29 +154,43 @@ static void progress(const struct nvt_record_stats *st, void *arg)
 			 (unsigned long long)st->src_fifo_level,
 			 (unsigned long long)st->src_fifo_depth,
 			 (unsigned long long)st->src_fifo_hwm);
+	/* a slow stream's first chunk fills for a long time: 0.0 MB/s said nothing of why */
+	if (st->bytes_written)
+		snprintf(rate, sizeof(rate), "%9.1f MB/s (avg %9.1f) %10.3f GB", inst, avg,
+			 st->bytes_written / 1e9);
+	else
+		snprintf(rate, sizeof(rate), "nothing written yet: the first %llu KiB chunk fills",
+			 (unsigned long long)(c->chunk_bytes >> 10));
 	fprintf(stderr,
-		"%s%8.1fs %9.1f MB/s (avg %9.1f) %10.3f GB  inflight %2u  ring %3llu/%llu "
+		"%s%8.1fs %s  inflight %2u  ring %3llu/%llu "
 		"(hwm %llu)%s  drops %llu%s%s%s",
-		c->tty ? "\r" : "", st->elapsed_ns / 1e9, inst, avg, st->bytes_written / 1e9,
-		st->inflight, (unsigned long long)st->ring_fill,
-		(unsigned long long)st->ring_chunks, (unsigned long long)st->ring_hwm, fifo,
-		(unsigned long long)st->drops, eta(c, st, avg, e, sizeof(e)), check_str(c, st),
-		c->tty ? "   " : "\n");
+		c->tty ? "\r" : "", st->elapsed_ns / 1e9, rate, st->inflight,
+		(unsigned long long)st->ring_fill, (unsigned long long)st->ring_chunks,
+		(unsigned long long)st->ring_hwm, fifo, (unsigned long long)st->drops,
+		eta(c, st, avg, e, sizeof(e)), check_str(c, st), c->tty ? "   " : "\n");
 }
 
-static double per_gb(uint64_t cpu_ns, uint64_t bytes)
+/* CPU seconds per GB: "-" under CLI_MIN_BYTES */
+static const char *per_gb(char *buf, size_t cap, const char *fmt, uint64_t cpu_ns, uint64_t bytes)
 {
-	return bytes ? (cpu_ns / 1e9) / (bytes / 1e9) : 0;
+	return cli_ratio_str(buf, cap, fmt, (cpu_ns / 1e9) / (bytes / 1e9), bytes >= CLI_MIN_BYTES);
 }
 
 /* what drops count: beats of the test pattern, bytes of a byte stream */
 static void summary(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc)
 {
 	uint64_t b = r->rec.data_bytes;
-	double s = r->seconds >= 0.001 ? r->seconds : 0; /* 0: no share of a core to speak of */
-	double mbps = b / s / 1e6;
+	bool timed = r->seconds >= CLI_MIN_S;
+	char mbps[32], io_pc[32], src_pc[32], io_gb[32], src_gb[32], proc_gb[32];
+	char io_gb_r[32], src_gb_r[32];
 
-	printf("nvtape record: %s: %llu bytes in %.3f s, %.1f MB/s (stopped: %s)\n", o->path,
+	cli_ratio_str(mbps, sizeof(mbps), "%.1f", b / r->seconds / 1e6,
+		      timed && b >= CLI_MIN_BYTES);
+	cli_ratio_str(io_pc, sizeof(io_pc), "%.1f %%", 100.0 * r->io_cpu_ns / 1e9 / r->seconds,
+		      timed);
+	cli_ratio_str(src_pc, sizeof(src_pc), "%.1f %%", 100.0 * r->src_cpu_ns / 1e9 / r->seconds,
+		      timed);
+	printf("nvtape record: %s: %llu bytes in %.3f s, %s MB/s (stopped: %s)\n", o->path,
 	       (unsigned long long)b, r->seconds, mbps, nvt_stop_reason_name(r->reason));
 	printf("nvtape record: drops %llu %s in %llu events; ring high-water %llu of %llu "
 	       "chunks; max writes in flight %u; %u checkpoints (latency median %.1f ms, "
@@ -213,17 +229,17 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 		       r->st.check_gaps > r->rec.drop_events
 			       ? ": more gaps than nvtape's own drops, data was lost before nvtape"
 			       : "");
-	printf("nvtape record: CPU: I/O thread %.1f %% of a core (%.4f core-s/GB), source thread "
-	       "%.1f %% (%.4f core-s/GB), whole process %.4f core-s/GB\n",
-	       s ? 100.0 * r->io_cpu_ns / 1e9 / s : 0, per_gb(r->io_cpu_ns, b),
-	       s ? 100.0 * r->src_cpu_ns / 1e9 / s : 0, per_gb(r->src_cpu_ns, b),
-	       per_gb(r->proc_cpu_ns, b));
-	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f "
+	printf("nvtape record: CPU: I/O thread %s of a core (%s core-s/GB), source thread "
+	       "%s (%s core-s/GB), whole process %s core-s/GB\n",
+	       io_pc, per_gb(io_gb, sizeof(io_gb), "%.4f", r->io_cpu_ns, b), src_pc,
+	       per_gb(src_gb, sizeof(src_gb), "%.4f", r->src_cpu_ns, b),
+	       per_gb(proc_gb, sizeof(proc_gb), "%.4f", r->proc_cpu_ns, b));
+	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%s "
 	       "drops=%llu drop_events=%llu "
 	       "lost_unwritten=%llu ring_hwm=%llu ring_chunks=%llu src_fifo_hwm=%llu "
 	       "src_fifo_depth=%llu packets=%llu kernel_drops=%llu max_inflight=%u checkpoints=%u "
 	       "io_cpu_s=%.4f "
-	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
+	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%s src_cpu_s_per_gb=%s "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
 	       "fixed_bufs=%d ckpt_p50_ms=%.3f ckpt_p99_ms=%.3f ckpt_max_ms=%.3f "
 	       "check_records=%llu "
@@ -236,7 +252,8 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)r->st.src_fifo_hwm, (unsigned long long)r->st.src_fifo_depth,
 	       (unsigned long long)r->packets, (unsigned long long)r->kernel_drops,
 	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
-	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
+	       r->proc_cpu_ns / 1e9, per_gb(io_gb_r, sizeof(io_gb_r), "%.5f", r->io_cpu_ns, b),
+	       per_gb(src_gb_r, sizeof(src_gb_r), "%.5f", r->src_cpu_ns, b),
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
 	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
 	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6,
@@ -260,7 +277,8 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_str(&j, "stop_reason", ran ? nvt_stop_reason_name(r->reason) : NULL);
 	json_uint(&j, "bytes", b);
 	json_num(&j, "seconds", r->seconds, 6);
-	json_num(&j, "mbps", b / r->seconds / 1e6, 3);
+	json_num(&j, "mbps",
+		 cli_ratio(b / r->seconds / 1e6, r->seconds >= CLI_MIN_S && b >= CLI_MIN_BYTES), 3);
 	json_uint(&j, "source_bytes", r->source_bytes);
 	json_uint(&j, "rate_bps", o->rate_bps);
 	json_uint(&j, "drops", r->rec.drop_count);
@@ -541,8 +559,10 @@ static int check_args(int argc, char **argv, struct nvt_record_opts *o, const st
 	return 0;
 }
 
-static void banner(const struct nvt_record_opts *o)
+/* Once the recording is open: after every refusal of the arguments. */
+static void banner(void *arg)
 {
+	const struct nvt_record_opts *o = ((const struct rec_cli *)arg)->opts;
 	char rate[64] = "unpaced", r[48];
 
 	if (o->rate_bps)
@@ -608,6 +628,7 @@ static int run_record(struct nvt_record_opts *o, struct rec_cli *c)
 
 	c->tty = isatty(2);
 	c->size_bytes = o->size_bytes;
+	c->chunk_bytes = o->chunk_bytes;
 	c->duration_ns = o->duration_ns;
 	o->interrupt = &cli_interrupted;
 	o->progress = progress;
@@ -617,7 +638,8 @@ static int run_record(struct nvt_record_opts *o, struct rec_cli *c)
 		o->stats_ns = c->json ? 0 : o->stats_ns;
 	cli_install_signals();
 	if (!c->quiet)
-		banner(o);
+		o->opened = banner;
+	c->opts = o;
 	rc = nvt_record(o, &r);
 	if (!c->quiet && c->tty && o->stats_ns)
 		fputc('\n', stderr);

@@ -166,7 +166,10 @@ static void verify_json(const struct nvt_verify_opts *o, const struct ver_cli *c
 	json_str(&j, "path", o->path);
 	json_uint(&j, "bytes", r->checked_bytes);
 	json_num(&j, "seconds", r->seconds, 6);
-	json_num(&j, "mbps", r->checked_bytes / r->seconds / 1e6, 3);
+	json_num(&j, "mbps",
+		 cli_ratio(r->checked_bytes / r->seconds / 1e6,
+			   r->checked_bytes >= CLI_MIN_BYTES && r->seconds >= CLI_MIN_S),
+		 3);
 	json_num(&j, "cpu_s", r->cpu_ns / 1e9, 6);
 	json_bool(&j, "pattern_checked", r->pattern_checked);
 	json_bool(&j, "counter_checked", r->counter_checked);
@@ -283,7 +286,8 @@ static int check_args(int argc, char **argv, struct nvt_verify_opts *o, const st
 	return 0;
 }
 
-static void pattern_summary(const struct nvt_verify_result *r, const struct ver_cli *c, double mbps)
+static void pattern_summary(const struct nvt_verify_result *r, const struct ver_cli *c,
+			    const char *mbps)
 {
 	printf("  beats checked   %" PRIu64 " (%" PRIu64 " bytes)\n", r->chk.beats,
 	       r->checked_bytes);
@@ -300,10 +304,11 @@ static void pattern_summary(const struct nvt_verify_result *r, const struct ver_
 	printf("  corrupt beats   %" PRIu64 "%s\n", r->chk.corrupt,
 	       r->chk.corrupt > c->max_errors ? " (list capped)" : "");
 	printf("  backward jumps  %" PRIu64 "\n", r->chk.backward);
-	printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
+	printf("  read            %s MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
 }
 
-static void counter_summary(const struct nvt_verify_result *r, const struct ver_cli *c, double mbps)
+static void counter_summary(const struct nvt_verify_result *r, const struct ver_cli *c,
+			    const char *mbps)
 {
 	char spec[NVT_CHECK_SPEC_MAX];
 
@@ -325,13 +330,16 @@ static void counter_summary(const struct nvt_verify_result *r, const struct ver_
 	printf("  bad values      %" PRIu64 "%s\n", r->chk.corrupt,
 	       r->chk.corrupt > c->max_errors ? " (list capped)" : "");
 	printf("  backward jumps  %" PRIu64 "\n", r->chk.backward);
-	printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
+	printf("  read            %s MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
 }
 
 static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_result *r,
 		    const struct ver_cli *c, int rc)
 {
-	double mbps = r->seconds > 0 ? r->checked_bytes / r->seconds / 1e6 : 0;
+	char mbps[32];
+
+	cli_ratio_str(mbps, sizeof(mbps), "%.1f", r->checked_bytes / r->seconds / 1e6,
+		      r->checked_bytes >= CLI_MIN_BYTES && r->seconds >= CLI_MIN_S);
 
 	if (!c->quiet)
 		cli_print_recording(stdout, o->path, &r->rec, c->live);
@@ -365,7 +373,7 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 	printf("RESULT result=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
 	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
 	       " backward=%" PRIu64 " chunks_good=%" PRIu64 " chunks_bad=%" PRIu64
-	       " complete=%d live=%d packets=%" PRIu64 " seconds=%.3f mbps=%.1f cpu_s=%.4f "
+	       " complete=%d live=%d packets=%" PRIu64 " seconds=%.3f mbps=%s cpu_s=%.4f "
 	       "exit=%d\n",
 	       cli_result_name(rc), r->checked_bytes, r->chk.beats, r->chk.gaps, r->chk.gap_beats,
 	       r->rec.drop_count, r->drops_match, r->chk.corrupt, r->chk.backward, r->sums_good,
