@@ -31,6 +31,8 @@ enum nvt_verify_problem {
 	NVT_VP_TAIL = 1u << 8,     /* data length not a whole number of beats */
 	NVT_VP_CHECKSUM = 1u << 9, /* chunks whose data does not match their CRC32C */
 	NVT_VP_INDEX = 1u << 10,   /* the index is damaged (its CRC): drops and checksums unread */
+	NVT_VP_KIND = 1u << 11,    /* the header says the data is not the test pattern, but it is
+				    * (an fdrec TPG flag cleared): checked as the pattern */
 };
 
 struct nvt_verify_opts {

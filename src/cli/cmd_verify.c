@@ -148,6 +148,10 @@ static void problems(const struct nvt_verify_result *r, int live)
 	if ((p & NVT_VP_CHECKSUM) && r->sums_damaged)
 		printf("PROBLEM: the index's chunk checksums do not cover the data in order: the "
 		       "index is damaged\n");
+	if (p & NVT_VP_KIND)
+		printf("PROBLEM: the header says the data is not the test pattern (an FPGA Drive "
+		       "Recorder file with its TPG flag clear), but it is: its beats were checked "
+		       "as the pattern; the header was altered\n");
 	if (p & NVT_VP_TAIL)
 		printf("PROBLEM: data length %" PRIu64 " is not a whole number of %u-byte beats\n",
 		       rec->valid_bytes, rec->beat_bytes);
@@ -159,7 +163,7 @@ static void verify_json(const struct nvt_verify_opts *o, const struct ver_cli *c
 	const struct nvt_verify_result *r = &c->res;
 	static const char *const names[] = {"incomplete", "drops",    "gaps",      "corrupt",
 					    "backward",   "mismatch", "first_seq", "no_data",
-					    "tail",       "checksum", "index"};
+					    "tail",       "checksum", "index",     "kind"};
 	struct json j;
 
 	cli_json_begin(&j, f, rc, r->err.code ? r->err.msg : NULL);
