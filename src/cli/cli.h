@@ -134,6 +134,11 @@ const char *cli_eta_str(double frac, double left_s, char *buf, size_t cap);
 void cli_print_check_event(FILE *f, const struct nvt_check_event *e, bool records);
 
 const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);
+/* Text read from a recording as a terminal may show it: control characters (an escape
+ * sequence's ESC, C1) and bytes that are not UTF-8 as \xNN, so that a recording cannot drive
+ * the terminal of whoever looks at it. cli_text: into buf (cut at cap). */
+void cli_put_text(FILE *f, const char *s);
+const char *cli_text(const char *s, char *buf, size_t cap);
 /* The writer of an interrupted recording when it is alive (it holds the lock recover and meta
  * find): its PID, 0 when the system does not say; -1 for a complete recording or a writer that
  * died. */

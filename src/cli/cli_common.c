@@ -523,6 +523,56 @@ void cli_json_error(int exit_code)
 	json_end(&j);
 }
 
+/* The next character of s as a terminal may show it: well-formed UTF-8 but for the control
+ * characters (C0, DEL, C1), which with any byte that is not UTF-8 become \xNN. The bytes of s
+ * it took; out gets at most 4 bytes and a NUL. */
+static size_t text_char(const unsigned char *s, char out[5])
+{
+	int n = json_utf8_len(s);
+
+	if (n == 1 && *s >= 0x20 && *s != 0x7f) {
+		out[0] = (char)*s;
+		out[1] = 0;
+		return 1;
+	}
+	if (n > 1 && !(n == 2 && s[0] == 0xc2 && s[1] < 0xa0)) { /* U+0080..U+009F: C1 */
+		memcpy(out, s, (size_t)n);
+		out[n] = 0;
+		return (size_t)n;
+	}
+	snprintf(out, 5, "\\x%02x", *s);
+	return 1;
+}
+
+void cli_put_text(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char c[5];
+
+	while (*p) {
+		p += text_char(p, c);
+		fputs(c, f);
+	}
+}
+
+const char *cli_text(const char *s, char *buf, size_t cap)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0;
+	char c[5];
+
+	buf[0] = 0;
+	while (*p) {
+		size_t k = text_char(p, c), l = strlen(c);
+		if (n + l >= cap)
+			break;
+		memcpy(buf + n, c, l + 1);
+		n += l;
+		p += k;
+	}
+	return buf;
+}
+
 const char *cli_time_str(uint64_t ns, char *buf, size_t cap)
 {
 	time_t t = (time_t)(ns / 1000000000ull);
@@ -549,7 +599,7 @@ int cli_writer(const struct nvt_layout *L, const struct nvt_recording *rec)
 
 void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *r, int live_pid)
 {
-	char t1[64], t2[64], state[96];
+	char t1[64], t2[64], state[96], text[1024];
 
 	fprintf(f, "%s:\n", path);
 	if (nvt_source_kind_is_packets(r->source_kind))
@@ -599,19 +649,22 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 	if (r->index_bytes)
 		fprintf(f, "  index           %llu bytes at offset %llu\n",
 			(unsigned long long)r->index_bytes, (unsigned long long)r->index_offset);
-	fprintf(f, "  host / writer   %s / %s\n", r->hostname, r->writer);
+	fprintf(f, "  host / writer   %s / ", cli_text(r->hostname, text, sizeof(text)));
+	fprintf(f, "%s\n", cli_text(r->writer, text, sizeof(text)));
 	if (r->source_name[0])
-		fprintf(f, "  source name     %s\n", r->source_name);
+		fprintf(f, "  source name     %s\n", cli_text(r->source_name, text, sizeof(text)));
 	if (r->check[0])
-		fprintf(f, "  counter check   %s\n", r->check);
+		fprintf(f, "  counter check   %s\n", cli_text(r->check, text, sizeof(text)));
 	if (r->io_path == NVT_PATH_NVME)
 		fprintf(f, "  written by      NVMe commands built by nvtape (passthrough)\n");
-	for (uint32_t i = 0; i < r->drive_count; i++)
-		fprintf(f,
-			"  drive %-2u        %s, serial %s, firmware %s, nsid %u, %u-byte LBAs, "
-			"commands <= %u KiB\n",
-			i, r->drive[i].model, r->drive[i].serial, r->drive[i].firmware,
-			r->drive[i].nsid, r->drive[i].lba_bytes, r->drive[i].max_cmd_kib);
+	for (uint32_t i = 0; i < r->drive_count; i++) {
+		fprintf(f, "  drive %-2u        %s, ", i,
+			cli_text(r->drive[i].model, text, sizeof(text)));
+		fprintf(f, "serial %s, ", cli_text(r->drive[i].serial, text, sizeof(text)));
+		fprintf(f, "firmware %s, nsid %u, %u-byte LBAs, commands <= %u KiB\n",
+			cli_text(r->drive[i].firmware, text, sizeof(text)), r->drive[i].nsid,
+			r->drive[i].lba_bytes, r->drive[i].max_cmd_kib);
+	}
 }
 
 void cli_json_recording(struct json *j, const char *key, const struct nvt_recording *r)
@@ -751,7 +804,11 @@ static void each_meta(const char *meta, void (*fn)(void *arg, const char *key, c
 
 static void print_meta_line(void *arg, const char *key, const char *value)
 {
-	fprintf(arg, "    %-22s %s\n", key, value);
+	char k[4 * 65];
+
+	fprintf(arg, "    %-22s ", cli_text(key, k, sizeof(k)));
+	cli_put_text(arg, value);
+	fputc('\n', arg);
 }
 
 void cli_print_meta(FILE *f, const char *meta)
