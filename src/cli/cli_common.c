@@ -238,10 +238,17 @@ const char *cli_units(const struct nvt_recording *rec)
 
 const char *cli_drop_cause(const struct nvt_recording *rec)
 {
+	static char tpg[160];
+	char r[48];
+
 	switch (rec->source_kind) {
 	case NVT_SRC_TPG:
-		return "no ring chunk was free when the test pattern was due: the storage fell "
-		       "behind it";
+		snprintf(tpg, sizeof(tpg),
+			 "no ring chunk was free when the test pattern was due: the storage fell "
+			 "behind %s%s",
+			 rec->rate_bps ? "its rate of " : "the unpaced pattern",
+			 rec->rate_bps ? cli_rate_str(rec->rate_bps, r, sizeof(r)) : "");
+		return tpg;
 	case NVT_SRC_DEV:
 		return "lost by the device (as its --drops-from counter said) or for want of a "
 		       "free "
