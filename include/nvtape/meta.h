@@ -19,7 +19,9 @@ extern "C" {
 /* A key: 1-64 characters of [A-Za-z0-9_:-]. */
 NVT_API int nvt_meta_key_ok(const char *key, size_t len);
 /* text is well-formed: UTF-8, "key=value" lines (values without newlines), NVT_META_MAX bytes
- * at most. 0, or -EINVAL with err naming the line. */
+ * at most, and SigMF's numeric keys hold values that can be real (core:sample_rate a decimal
+ * number above 0, core:num_channels 1 to 65536, core:frequency a finite decimal number,
+ * core:datatype a SigMF type). 0, or -EINVAL with err naming the line. */
 NVT_API int nvt_meta_check(const char *text, struct nvt_err *err);
 /* The next "key=value" line of text: start with *pos = text; 1 with *key (klen bytes) and
  * *value (vlen bytes) pointing into text, 0 at the end. Lines without '=' are skipped. */

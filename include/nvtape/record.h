@@ -92,6 +92,10 @@ struct nvt_record_opts {
 	/* the ring lives in a sealed memfd that another process can map (the shm source hands it
 	 * to its producer; nvt_record() sets it for sources with NVT_SOURCE_SHARED_RING) */
 	bool shared_ring;
+	/* nvt_record(): called once the recording is open (its file created and its space
+	 * reserved), before the source starts, so that a caller's "recording to ..." line follows
+	 * every refusal of the options rather than coming before one. NULL: none. */
+	void (*opened)(void *arg);
 };
 
 enum nvt_stop_reason {

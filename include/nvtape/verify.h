@@ -31,6 +31,8 @@ enum nvt_verify_problem {
 	NVT_VP_TAIL = 1u << 8,     /* data length not a whole number of beats */
 	NVT_VP_CHECKSUM = 1u << 9, /* chunks whose data does not match their CRC32C */
 	NVT_VP_INDEX = 1u << 10,   /* the index is damaged (its CRC): drops and checksums unread */
+	NVT_VP_KIND = 1u << 11,    /* the header says the data is not the test pattern, but it is
+				    * (an fdrec TPG flag cleared): checked as the pattern */
 };
 
 struct nvt_verify_opts {
@@ -82,6 +84,11 @@ struct nvt_verify_result {
 	 * each gap matched against the drop events between it and the packet before */
 	bool packets_walked, packet_checked;
 	uint64_t packets;
+	/* packet recordings: the Interface Statistics Blocks' isb_ifdrop (packets the kernel or a
+	 * full ring lost, as the recorder counted them; the drop count less these were seen only
+	 * as sequence gaps: lost upstream), isb_seen when the stream has one */
+	bool isb_seen;
+	uint64_t isb_drop;
 };
 
 NVT_API void nvt_verify_opts_default(struct nvt_verify_opts *o);

@@ -68,10 +68,13 @@ int cli_uint(const char *opt, const char *val, uint64_t min, uint64_t max, uint6
 int cli_duration(const char *opt, const char *val, uint64_t *ns);
 /* --chunk: a multiple of 4 KiB from 4 KiB to 1 GiB */
 int cli_chunk(const char *val, uint64_t *out);
-/* --rate (opt names the flag): "max" (0) or at least 16 bytes/s; bytes (1500MB, 1.5G) or
- * bits (12Gbps, 800Mbit/s); an ambiguous lowercase b (12Gb) is refused */
+/* --rate (opt names the flag): "max" (0) or at least 16 bytes/s; bytes (1500MB, 1.5G, 64B)
+ * or bits (12Gbps, 800Mbit/s); a number without a unit, hexadecimal and an ambiguous
+ * lowercase b (12Gb) are refused */
 int cli_rate(const char *opt, const char *val, uint64_t *out);
-#define CLI_RATE_UNITS "bytes/s: 1500MB, 1.5G (2^30); bits/s: 12Gbps, 800Mbit/s"
+#define CLI_RATE_UNITS "bytes/s: 1500MB, 1.5GB, 200M (2^20), 64B; bits/s: 12Gbps, 800Mbit/s"
+/* a rate for people: "1500 B/s", "12.0 kB/s", "1500.0 MB/s" (never 0.0 for a slow one) */
+const char *cli_rate_str(uint64_t bps, char *buf, size_t cap);
 /* a count option (--chunks, --qd) within [min, max] */
 int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out);
 /* --engine: file or nvme (and null for a writer) */
@@ -79,6 +82,9 @@ bool cli_engine_ok(const char *val, bool writer);
 int cli_engine(const char *val, bool writer, const char **out);
 /* what a recording's drops count: "bytes" (1-byte units) or "beats" */
 const char *cli_units(const struct nvt_recording *rec);
+/* why a recording's drops were lost, as far as its source tells: "no ring chunk was free...",
+ * "counted by the shm producer...", "lost before they were stored: in the kernel..." */
+const char *cli_drop_cause(const struct nvt_recording *rec);
 /* --check: a counter check (docs/checks.md) the library will accept */
 int cli_check(const char *val, const char **out);
 /* --qd for the nvme engine: commands in flight per drive, default 32, at most 63 */
@@ -106,6 +112,14 @@ int cli_layout_option(int opt, const char *val, uint64_t *stripe, uint64_t *memb
 	"                       offset that mdadm --examine reports, when writing the\n"           \
 	"                       members of an md array directly)\n"
 
+/* A ratio over too little to mean anything (under 1 MiB, or under 10 ms) is not printed:
+ * "-" for people, null in JSON (an empty stdin gave -nan MB/s, 4 KiB inf MB/s and 72609
+ * core-s/GB). cli_ratio: v, or NAN when not ok (json_num writes null); cli_ratio_str: v as fmt
+ * prints it, or "-". */
+#define CLI_MIN_BYTES (1u << 20)
+#define CLI_MIN_S     0.01
+double cli_ratio(double v, bool ok);
+const char *cli_ratio_str(char *buf, size_t cap, const char *fmt, double v, bool ok);
 /* instant (since the last call) and average MB/s for the live stats lines */
 struct cli_meter {
 	uint64_t last_bytes, last_ns;
@@ -120,7 +134,17 @@ const char *cli_eta_str(double frac, double left_s, char *buf, size_t cap);
 void cli_print_check_event(FILE *f, const struct nvt_check_event *e, bool records);
 
 const char *cli_time_str(uint64_t realtime_ns, char *buf, size_t cap);
-void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec);
+/* Text read from a recording as a terminal may show it: control characters (an escape
+ * sequence's ESC, C1) and bytes that are not UTF-8 as \xNN, so that a recording cannot drive
+ * the terminal of whoever looks at it. cli_text: into buf (cut at cap). */
+void cli_put_text(FILE *f, const char *s);
+const char *cli_text(const char *s, char *buf, size_t cap);
+/* The writer of an interrupted recording when it is alive (it holds the lock recover and meta
+ * find): its PID, 0 when the system does not say; -1 for a complete recording or a writer that
+ * died. */
+int cli_writer(const struct nvt_layout *L, const struct nvt_recording *rec);
+/* live_pid: what cli_writer() said (-1: not being written) */
+void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *rec, int live_pid);
 /* Metadata ("key=value" lines): a "metadata" block for humans, a "meta" object of strings. */
 void cli_print_meta(FILE *f, const char *meta);
 void cli_json_meta(struct json *j, const char *meta);

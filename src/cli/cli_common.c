@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -84,8 +85,20 @@ void cli_note(const char *msg, void *arg)
 	fprintf(stderr, "nvtape %s: note: %s\n", cli_cmd, msg);
 }
 
+/* "0x10": strtod would read hexadecimal; the parsers refuse it, the message says why */
+static bool hex_number(const char *val)
+{
+	while (isspace((unsigned char)*val))
+		val++;
+	return val[0] == '0' && (val[1] == 'x' || val[1] == 'X');
+}
+
 int cli_size(const char *opt, const char *val, uint64_t *out)
 {
+	if (hex_number(val))
+		return cli_usage_error("%s %s: hexadecimal is not taken; write the size in decimal "
+				       "(examples: 4096, 8M, 1.5G, 500MB)",
+				       opt, val);
 	if (nvt_parse_size(val, out))
 		return cli_usage_error("%s: \"%s\" is not a size (examples: 4096, 8M, 1.5G, 500MB)",
 				       opt, val);
@@ -155,6 +168,15 @@ int cli_rate(const char *opt, const char *val, uint64_t *out)
 		*out = 0;
 		return 0;
 	}
+	if (hex_number(val))
+		return cli_usage_error("%s %s: hexadecimal is not taken; write the rate in decimal "
+				       "with a unit (" CLI_RATE_UNITS ", or max)",
+				       opt, val);
+	if (val[0] && strspn(val, "0123456789.") == strlen(val))
+		/* 1500 was 1500 bytes/s: a rate a thousand times off said nothing */
+		return cli_usage_error("%s %s: a rate needs a unit (" CLI_RATE_UNITS
+				       "; or max): %sB is %s bytes/s",
+				       opt, val, val, val);
 	rc = nvt_parse_rate(val, out);
 	if (rc == -EDOM)
 		return rate_ambiguous(opt, val);
@@ -166,6 +188,17 @@ int cli_rate(const char *opt, const char *val, uint64_t *out)
 	if (*out < 16)
 		return cli_usage_error("%s %s: at least 16 bytes/s, or max", opt, val);
 	return 0;
+}
+
+const char *cli_rate_str(uint64_t bps, char *buf, size_t cap)
+{
+	if (bps < 10000)
+		snprintf(buf, cap, "%llu B/s", (unsigned long long)bps);
+	else if (bps < 10000000)
+		snprintf(buf, cap, "%.1f kB/s", bps / 1e3);
+	else
+		snprintf(buf, cap, "%.1f MB/s", bps / 1e6);
+	return buf;
 }
 
 int cli_count(const char *opt, const char *val, unsigned min, unsigned max, unsigned *out)
@@ -201,6 +234,42 @@ const char *cli_units(const struct nvt_recording *rec)
 	if (nvt_source_kind_is_packets(rec->source_kind))
 		return "packets";
 	return rec->beat_bytes == 1 ? "bytes" : "beats";
+}
+
+const char *cli_drop_cause(const struct nvt_recording *rec)
+{
+	static char tpg[160];
+	char r[48];
+
+	switch (rec->source_kind) {
+	case NVT_SRC_TPG:
+		snprintf(tpg, sizeof(tpg),
+			 "no ring chunk was free when the test pattern was due: the storage fell "
+			 "behind %s%s",
+			 rec->rate_bps ? "its rate of " : "the unpaced pattern",
+			 rec->rate_bps ? cli_rate_str(rec->rate_bps, r, sizeof(r)) : "");
+		return tpg;
+	case NVT_SRC_DEV:
+		return "lost by the device (as its --drops-from counter said) or for want of a "
+		       "free "
+		       "ring chunk (the storage fell behind the device)";
+	case NVT_SRC_FDREC:
+		return "lost in the FPGA Drive Recorder's FIFO, which overflows when no ring chunk "
+		       "is free (the storage fell behind the device)";
+	case NVT_SRC_SHM:
+		return "counted by the shm producer in its drop log: data it did not hand over";
+	case NVT_SRC_API:
+		return "counted by the program that recorded through the push API";
+	case NVT_SRC_PCAP:
+		return "counted as lost in the capture that was imported (before nvtape)";
+	case NVT_SRC_UDP:
+	case NVT_SRC_PACKET:
+		return "lost before they were stored: in the kernel (a socket's or capture ring's "
+		       "overflow), for want of a free ring chunk, or upstream (sequence gaps of "
+		       "the packet check)";
+	default:
+		return "counted as lost by the source";
+	}
 }
 
 int cli_check(const char *val, const char **out)
@@ -362,6 +431,20 @@ int cli_layout(struct nvt_layout *l, int argc, char **argv, int first, uint64_t 
 	return 0;
 }
 
+double cli_ratio(double v, bool ok)
+{
+	return ok && isfinite(v) ? v : NAN;
+}
+
+const char *cli_ratio_str(char *buf, size_t cap, const char *fmt, double v, bool ok)
+{
+	if (ok && isfinite(v))
+		snprintf(buf, cap, fmt, v);
+	else
+		snprintf(buf, cap, "-");
+	return buf;
+}
+
 void cli_meter_update(struct cli_meter *m, uint64_t bytes, uint64_t elapsed_ns, double *inst,
 		      double *avg)
 {
@@ -447,6 +530,56 @@ void cli_json_error(int exit_code)
 	json_end(&j);
 }
 
+/* The next character of s as a terminal may show it: well-formed UTF-8 but for the control
+ * characters (C0, DEL, C1), which with any byte that is not UTF-8 become \xNN. The bytes of s
+ * it took; out gets at most 4 bytes and a NUL. */
+static size_t text_char(const unsigned char *s, char out[5])
+{
+	int n = json_utf8_len(s);
+
+	if (n == 1 && *s >= 0x20 && *s != 0x7f) {
+		out[0] = (char)*s;
+		out[1] = 0;
+		return 1;
+	}
+	if (n > 1 && !(n == 2 && s[0] == 0xc2 && s[1] < 0xa0)) { /* U+0080..U+009F: C1 */
+		memcpy(out, s, (size_t)n);
+		out[n] = 0;
+		return (size_t)n;
+	}
+	snprintf(out, 5, "\\x%02x", *s);
+	return 1;
+}
+
+void cli_put_text(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char c[5];
+
+	while (*p) {
+		p += text_char(p, c);
+		fputs(c, f);
+	}
+}
+
+const char *cli_text(const char *s, char *buf, size_t cap)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0;
+	char c[5];
+
+	buf[0] = 0;
+	while (*p) {
+		size_t k = text_char(p, c), l = strlen(c);
+		if (n + l >= cap)
+			break;
+		memcpy(buf + n, c, l + 1);
+		n += l;
+		p += k;
+	}
+	return buf;
+}
+
 const char *cli_time_str(uint64_t ns, char *buf, size_t cap)
 {
 	time_t t = (time_t)(ns / 1000000000ull);
@@ -461,9 +594,19 @@ const char *cli_time_str(uint64_t ns, char *buf, size_t cap)
 	return buf;
 }
 
-void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *r)
+int cli_writer(const struct nvt_layout *L, const struct nvt_recording *rec)
 {
-	char t1[64], t2[64];
+	struct nvt_err err = {0};
+	int pid;
+
+	if (rec->complete || nvt_recording_writer(L, &pid, &err) != 1)
+		return -1;
+	return pid;
+}
+
+void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *r, int live_pid)
+{
+	char t1[64], t2[64], state[96], text[1024];
 
 	fprintf(f, "%s:\n", path);
 	if (nvt_source_kind_is_packets(r->source_kind))
@@ -473,8 +616,15 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 		fprintf(f, "  format          %s v%u, %u-byte beats\n",
 			r->format == NVT_FMT_FDREC ? "FPGA Drive Recorder" : "nvtape", r->version,
 			r->beat_bytes);
-	fprintf(f, "  state           %s%s%s\n",
-		r->complete ? "complete" : "INCOMPLETE (writer died; run nvtape recover)",
+	if (r->complete)
+		snprintf(state, sizeof(state), "complete");
+	else if (live_pid > 0)
+		snprintf(state, sizeof(state), "LIVE: being written by PID %d", live_pid);
+	else if (live_pid == 0)
+		snprintf(state, sizeof(state), "LIVE: being written (its writer holds it)");
+	else
+		snprintf(state, sizeof(state), "INCOMPLETE (writer died; run nvtape recover)");
+	fprintf(f, "  state           %s%s%s\n", state,
 		(r->flags & NVT_FLAG_RECOVERED) ? ", recovered" : "",
 		(r->flags & NVT_FLAG_STOP_ERROR) ? ", stopped early on an error" : "");
 	if (r->header_torn)
@@ -484,7 +634,7 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 			(unsigned long long)r->generation);
 	fprintf(f, "  source          %s\n", nvt_source_kind_name(r->source_kind));
 	if (r->rate_bps)
-		fprintf(f, "  rate            %.1f MB/s\n", r->rate_bps / 1e6);
+		fprintf(f, "  rate            %s\n", cli_rate_str(r->rate_bps, t1, sizeof(t1)));
 	else
 		fprintf(f, "  rate            unpaced (max)\n");
 	fprintf(f, "  start / stop    %s / %s\n", cli_time_str(r->start_ns, t1, sizeof(t1)),
@@ -506,19 +656,22 @@ void cli_print_recording(FILE *f, const char *path, const struct nvt_recording *
 	if (r->index_bytes)
 		fprintf(f, "  index           %llu bytes at offset %llu\n",
 			(unsigned long long)r->index_bytes, (unsigned long long)r->index_offset);
-	fprintf(f, "  host / writer   %s / %s\n", r->hostname, r->writer);
+	fprintf(f, "  host / writer   %s / ", cli_text(r->hostname, text, sizeof(text)));
+	fprintf(f, "%s\n", cli_text(r->writer, text, sizeof(text)));
 	if (r->source_name[0])
-		fprintf(f, "  source name     %s\n", r->source_name);
+		fprintf(f, "  source name     %s\n", cli_text(r->source_name, text, sizeof(text)));
 	if (r->check[0])
-		fprintf(f, "  counter check   %s\n", r->check);
+		fprintf(f, "  counter check   %s\n", cli_text(r->check, text, sizeof(text)));
 	if (r->io_path == NVT_PATH_NVME)
 		fprintf(f, "  written by      NVMe commands built by nvtape (passthrough)\n");
-	for (uint32_t i = 0; i < r->drive_count; i++)
-		fprintf(f,
-			"  drive %-2u        %s, serial %s, firmware %s, nsid %u, %u-byte LBAs, "
-			"commands <= %u KiB\n",
-			i, r->drive[i].model, r->drive[i].serial, r->drive[i].firmware,
-			r->drive[i].nsid, r->drive[i].lba_bytes, r->drive[i].max_cmd_kib);
+	for (uint32_t i = 0; i < r->drive_count; i++) {
+		fprintf(f, "  drive %-2u        %s, ", i,
+			cli_text(r->drive[i].model, text, sizeof(text)));
+		fprintf(f, "serial %s, ", cli_text(r->drive[i].serial, text, sizeof(text)));
+		fprintf(f, "firmware %s, nsid %u, %u-byte LBAs, commands <= %u KiB\n",
+			cli_text(r->drive[i].firmware, text, sizeof(text)), r->drive[i].nsid,
+			r->drive[i].lba_bytes, r->drive[i].max_cmd_kib);
+	}
 }
 
 void cli_json_recording(struct json *j, const char *key, const struct nvt_recording *r)
@@ -658,7 +811,11 @@ static void each_meta(const char *meta, void (*fn)(void *arg, const char *key, c
 
 static void print_meta_line(void *arg, const char *key, const char *value)
 {
-	fprintf(arg, "    %-22s %s\n", key, value);
+	char k[4 * 65];
+
+	fprintf(arg, "    %-22s ", cli_text(key, k, sizeof(k)));
+	cli_put_text(arg, value);
+	fputc('\n', arg);
 }
 
 void cli_print_meta(FILE *f, const char *meta)

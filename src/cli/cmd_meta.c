@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "nvtape/meta.h"
@@ -31,16 +32,41 @@ static void meta_json(const char *path, const char *meta, int rc, const char *ms
 	json_end(&j);
 }
 
-/* An argument that sets or removes a key rather than naming a file. */
+/* An argument that sets or removes a key rather than naming a file: an '=' with no '/' before
+ * it (a FILE whose name has an '=' is given as ./NAME). */
 static bool is_assignment(const char *a)
 {
 	const char *eq = strchr(a, '=');
-	return eq && nvt_meta_key_ok(a, (size_t)(eq - a));
+	return eq && !memchr(a, '/', (size_t)(eq - a));
+}
+
+/* The key of an assignment is one: 0, or the usage error that says what is wrong with it. */
+static int key_error(const char *a)
+{
+	size_t n = (size_t)(strchr(a, '=') - a), bad = 0;
+
+	if (nvt_meta_key_ok(a, n))
+		return 0;
+	while (bad < n && nvt_meta_key_ok(a + bad, 1))
+		bad++;
+	if (!n)
+		return cli_usage_error(
+			"%s: no KEY before the '=' (a FILE whose name has '=' in it: "
+			"give it as ./NAME)",
+			a);
+	if (bad < n)
+		return cli_usage_error("%.*s: a key is 1-64 characters of [A-Za-z0-9_:-], not '%c' "
+				       "(a FILE whose name has '=' in it: give it as ./NAME)",
+				       (int)(n > 64 ? 64 : n), a, a[bad]);
+	return cli_usage_error("%.64s...: a key is 1-64 characters of [A-Za-z0-9_:-]; this one has "
+			       "%zu",
+			       a, n);
 }
 
 /* The metadata after the assignments; NULL (with the usage error printed) for a bad one. */
 static char *apply(const char *text, char **set, int nset)
 {
+	struct nvt_err err = {0};
 	char *cur = strdup(text);
 
 	for (int i = 0; cur && i < nset; i++) {
@@ -61,7 +87,30 @@ static char *apply(const char *text, char **set, int nset)
 		if (!cur)
 			cli_usage_error("%s: a value must be one line of UTF-8 text", set[i]);
 	}
+	if (cur && nvt_meta_check(cur, &err)) { /* the values SigMF's numbers can take */
+		cli_usage_error("%s", err.msg);
+		free(cur);
+		return NULL;
+	}
 	return cur;
+}
+
+/* The metadata as it is for a pipe; for a terminal, its control characters shown, not run. */
+static void print_text(const char *text)
+{
+	if (!isatty(1)) {
+		fputs(text, stdout);
+		return;
+	}
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		char *line = strndup(p, n);
+		if (line)
+			cli_put_text(stdout, line);
+		free(line);
+		putchar('\n');
+		p += n + (p[n] == '\n');
+	}
 }
 
 int cmd_meta(int argc, char **argv)
@@ -98,6 +147,8 @@ int cmd_meta(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++) {
 		if (is_assignment(argv[i])) {
+			if (key_error(argv[i]))
+				return NVT_EXIT_USAGE;
 			if (nset == (int)(sizeof(set) / sizeof(set[0])))
 				return cli_usage_error("at most %zu KEY=VALUE at once",
 						       sizeof(set) / sizeof(set[0]));
@@ -135,7 +186,7 @@ int cmd_meta(int argc, char **argv)
 		meta_json(files[0], now ? now : text, NVT_EXIT_OK, NULL);
 	} else {
 		if (!quiet)
-			fputs(now ? now : text, stdout);
+			print_text(now ? now : text);
 		printf("RESULT result=pass keys_set=%d exit=0\n", nset);
 	}
 	free(text);

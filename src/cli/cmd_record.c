@@ -24,9 +24,10 @@ static const char record_help[] =
 	"                       0x hex), read at the start, after every read and every 100 ms\n"
 	"                       of silence: each increase is a drop at the position reached\n"
 	"                       when it was seen\n"
-	"  --rate R             test-pattern rate per second: bytes 1500MB (10^6) or 1G (2^30),\n"
-	"                       bits 12Gbps or 800Mbit/s (10^3 steps, to the nearest byte);\n"
-	"                       max = unpaced, as fast as the storage takes it (default)\n"
+	"  --rate R             test-pattern rate per second, with its unit: bytes 1500MB\n"
+	"                       (10^6), 1G (2^30) or 64B, bits 12Gbps or 800Mbit/s (10^3\n"
+	"                       steps, to the nearest byte); max = unpaced, as fast as the\n"
+	"                       storage takes it (default)\n"
 	"  --size S             stop after S data bytes (rounded up to 4 KiB for tpg);\n"
 	"                       space is reserved and checked before starting\n"
 	"  --duration T         stop after T seconds (10, 2.5, 500ms, 3m)\n"
@@ -98,7 +99,9 @@ struct rec_cli {
 	char *meta; /* the metadata options as "key=value" lines */
 	char check_line[128];
 	uint64_t size_bytes, duration_ns; /* the totals the % done and the ETA come from */
+	uint64_t chunk_bytes;
 	uint64_t stripe, member_off;
+	const struct nvt_record_opts *opts; /* for the banner */
 	struct cli_meter meter;
 };
 
@@ -142,7 +145,7 @@ static void progress(const struct nvt_record_stats *st, void *arg)
 {
 	struct rec_cli *c = arg;
 	double inst, avg;
-	char e[64], fifo[96];
+	char e[64], fifo[96], rate[96];
 
 	cli_meter_update(&c->meter, st->bytes_written, st->elapsed_ns, &inst, &avg);
 	if (c->quiet)
@@ -153,29 +156,43 @@ static void progress(const struct nvt_record_stats *st, void *arg)
 			 (unsigned long long)st->src_fifo_level,
 			 (unsigned long long)st->src_fifo_depth,
 			 (unsigned long long)st->src_fifo_hwm);
+	/* a slow stream's first chunk fills for a long time: 0.0 MB/s said nothing of why */
+	if (st->bytes_written)
+		snprintf(rate, sizeof(rate), "%9.1f MB/s (avg %9.1f) %10.3f GB", inst, avg,
+			 st->bytes_written / 1e9);
+	else
+		snprintf(rate, sizeof(rate), "nothing written yet: the first %llu KiB chunk fills",
+			 (unsigned long long)(c->chunk_bytes >> 10));
 	fprintf(stderr,
-		"%s%8.1fs %9.1f MB/s (avg %9.1f) %10.3f GB  inflight %2u  ring %3llu/%llu "
+		"%s%8.1fs %s  inflight %2u  ring %3llu/%llu "
 		"(hwm %llu)%s  drops %llu%s%s%s",
-		c->tty ? "\r" : "", st->elapsed_ns / 1e9, inst, avg, st->bytes_written / 1e9,
-		st->inflight, (unsigned long long)st->ring_fill,
-		(unsigned long long)st->ring_chunks, (unsigned long long)st->ring_hwm, fifo,
-		(unsigned long long)st->drops, eta(c, st, avg, e, sizeof(e)), check_str(c, st),
-		c->tty ? "   " : "\n");
+		c->tty ? "\r" : "", st->elapsed_ns / 1e9, rate, st->inflight,
+		(unsigned long long)st->ring_fill, (unsigned long long)st->ring_chunks,
+		(unsigned long long)st->ring_hwm, fifo, (unsigned long long)st->drops,
+		eta(c, st, avg, e, sizeof(e)), check_str(c, st), c->tty ? "   " : "\n");
 }
 
-static double per_gb(uint64_t cpu_ns, uint64_t bytes)
+/* CPU seconds per GB: "-" under CLI_MIN_BYTES */
+static const char *per_gb(char *buf, size_t cap, const char *fmt, uint64_t cpu_ns, uint64_t bytes)
 {
-	return bytes ? (cpu_ns / 1e9) / (bytes / 1e9) : 0;
+	return cli_ratio_str(buf, cap, fmt, (cpu_ns / 1e9) / (bytes / 1e9), bytes >= CLI_MIN_BYTES);
 }
 
 /* what drops count: beats of the test pattern, bytes of a byte stream */
 static void summary(const struct nvt_record_opts *o, const struct nvt_record_result *r, int rc)
 {
 	uint64_t b = r->rec.data_bytes;
-	double s = r->seconds >= 0.001 ? r->seconds : 0; /* 0: no share of a core to speak of */
-	double mbps = b / s / 1e6;
+	bool timed = r->seconds >= CLI_MIN_S;
+	char mbps[32], io_pc[32], src_pc[32], io_gb[32], src_gb[32], proc_gb[32];
+	char io_gb_r[32], src_gb_r[32];
 
-	printf("nvtape record: %s: %llu bytes in %.3f s, %.1f MB/s (stopped: %s)\n", o->path,
+	cli_ratio_str(mbps, sizeof(mbps), "%.1f", b / r->seconds / 1e6,
+		      timed && b >= CLI_MIN_BYTES);
+	cli_ratio_str(io_pc, sizeof(io_pc), "%.1f %%", 100.0 * r->io_cpu_ns / 1e9 / r->seconds,
+		      timed);
+	cli_ratio_str(src_pc, sizeof(src_pc), "%.1f %%", 100.0 * r->src_cpu_ns / 1e9 / r->seconds,
+		      timed);
+	printf("nvtape record: %s: %llu bytes in %.3f s, %s MB/s (stopped: %s)\n", o->path,
 	       (unsigned long long)b, r->seconds, mbps, nvt_stop_reason_name(r->reason));
 	printf("nvtape record: drops %llu %s in %llu events; ring high-water %llu of %llu "
 	       "chunks; max writes in flight %u; %u checkpoints (latency median %.1f ms, "
@@ -220,17 +237,17 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 		       r->st.check_gaps > r->rec.drop_events
 			       ? ": more gaps than nvtape's own drops, data was lost before nvtape"
 			       : "");
-	printf("nvtape record: CPU: I/O thread %.1f %% of a core (%.4f core-s/GB), source thread "
-	       "%.1f %% (%.4f core-s/GB), whole process %.4f core-s/GB\n",
-	       s ? 100.0 * r->io_cpu_ns / 1e9 / s : 0, per_gb(r->io_cpu_ns, b),
-	       s ? 100.0 * r->src_cpu_ns / 1e9 / s : 0, per_gb(r->src_cpu_ns, b),
-	       per_gb(r->proc_cpu_ns, b));
-	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%.1f "
+	printf("nvtape record: CPU: I/O thread %s of a core (%s core-s/GB), source thread "
+	       "%s (%s core-s/GB), whole process %s core-s/GB\n",
+	       io_pc, per_gb(io_gb, sizeof(io_gb), "%.4f", r->io_cpu_ns, b), src_pc,
+	       per_gb(src_gb, sizeof(src_gb), "%.4f", r->src_cpu_ns, b),
+	       per_gb(proc_gb, sizeof(proc_gb), "%.4f", r->proc_cpu_ns, b));
+	printf("RESULT bytes=%llu source_bytes=%llu seconds=%.3f rate_bps=%llu mbps=%s "
 	       "drops=%llu drop_events=%llu "
 	       "lost_unwritten=%llu ring_hwm=%llu ring_chunks=%llu src_fifo_hwm=%llu "
 	       "src_fifo_depth=%llu packets=%llu kernel_drops=%llu max_inflight=%u checkpoints=%u "
 	       "io_cpu_s=%.4f "
-	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%.5f src_cpu_s_per_gb=%.5f "
+	       "src_cpu_s=%.4f proc_cpu_s=%.4f io_cpu_s_per_gb=%s src_cpu_s_per_gb=%s "
 	       "pace_steps=%llu pace_long_steps=%llu pace_max_step_bytes=%llu hugepages=%d "
 	       "fixed_bufs=%d ckpt_p50_ms=%.3f ckpt_p99_ms=%.3f ckpt_max_ms=%.3f "
 	       "part_writes=%llu data_io_bytes=%llu "
@@ -244,7 +261,8 @@ static void summary(const struct nvt_record_opts *o, const struct nvt_record_res
 	       (unsigned long long)r->st.src_fifo_hwm, (unsigned long long)r->st.src_fifo_depth,
 	       (unsigned long long)r->packets, (unsigned long long)r->kernel_drops,
 	       r->st.max_inflight, r->rec.checkpoints, r->io_cpu_ns / 1e9, r->src_cpu_ns / 1e9,
-	       r->proc_cpu_ns / 1e9, per_gb(r->io_cpu_ns, b), per_gb(r->src_cpu_ns, b),
+	       r->proc_cpu_ns / 1e9, per_gb(io_gb_r, sizeof(io_gb_r), "%.5f", r->io_cpu_ns, b),
+	       per_gb(src_gb_r, sizeof(src_gb_r), "%.5f", r->src_cpu_ns, b),
 	       (unsigned long long)r->pace_steps, (unsigned long long)r->pace_steps_long,
 	       (unsigned long long)r->pace_max_step_bytes, r->hugetlb, r->fixed_bufs,
 	       r->ckpt_p50_ns / 1e6, r->ckpt_p99_ns / 1e6, r->ckpt_max_ns / 1e6,
@@ -269,7 +287,8 @@ static void record_json(const struct nvt_record_opts *o, const struct nvt_record
 	json_str(&j, "stop_reason", ran ? nvt_stop_reason_name(r->reason) : NULL);
 	json_uint(&j, "bytes", b);
 	json_num(&j, "seconds", r->seconds, 6);
-	json_num(&j, "mbps", b / r->seconds / 1e6, 3);
+	json_num(&j, "mbps",
+		 cli_ratio(b / r->seconds / 1e6, r->seconds >= CLI_MIN_S && b >= CLI_MIN_BYTES), 3);
 	json_uint(&j, "source_bytes", r->source_bytes);
 	json_uint(&j, "rate_bps", o->rate_bps);
 	json_uint(&j, "drops", r->rec.drop_count);
@@ -552,12 +571,14 @@ static int check_args(int argc, char **argv, struct nvt_record_opts *o, const st
 	return 0;
 }
 
-static void banner(const struct nvt_record_opts *o)
+/* Once the recording is open: after every refusal of the arguments. */
+static void banner(void *arg)
 {
-	char rate[64] = "unpaced";
+	const struct nvt_record_opts *o = ((const struct rec_cli *)arg)->opts;
+	char rate[64] = "unpaced", r[48];
 
 	if (o->rate_bps)
-		snprintf(rate, sizeof(rate), "at %.1f MB/s", o->rate_bps / 1e6);
+		snprintf(rate, sizeof(rate), "at %s", cli_rate_str(o->rate_bps, r, sizeof(r)));
 	fprintf(stderr,
 		"nvtape record: recording to %s (%u x %llu KiB ring, qd %u, source %s %s, "
 		"engine %s) -- Ctrl-C to stop\n",
@@ -585,14 +606,23 @@ static void report(const struct nvt_record_opts *o, const struct nvt_record_resu
 			"upstream or with no free ring chunk) -- the recording has gaps (nvtape "
 			"info lists where)\n",
 			(unsigned long long)r->rec.drop_count, (unsigned long long)r->kernel_drops);
-	else if (r->rec.drop_count > r->lost_unwritten)
+	else if (r->rec.drop_count > r->lost_unwritten && r->rec.source_kind == NVT_SRC_SHM)
 		fprintf(stderr,
-			"nvtape record: WARNING: %llu %s were dropped by the source -- "
-			"the "
-			"recording is not valid (storage slower than %s?)\n",
+			"nvtape record: WARNING: the shm producer dropped %llu %s (its own drop "
+			"log) -- the recording has gaps (nvtape info lists where); the ring %s "
+			"(high-water %llu of %llu chunks)\n",
 			(unsigned long long)(r->rec.drop_count - r->lost_unwritten),
 			cli_units(&r->rec),
-			r->rec.source_kind == NVT_SRC_DEV ? "the device" : "--rate");
+			r->st.ring_hwm >= r->st.ring_chunks
+				? "was full at times: the storage fell behind the producer"
+				: "never filled: the producer's losses are its own",
+			(unsigned long long)r->st.ring_hwm, (unsigned long long)r->st.ring_chunks);
+	else if (r->rec.drop_count > r->lost_unwritten)
+		fprintf(stderr,
+			"nvtape record: WARNING: %llu %s were dropped -- the recording has gaps "
+			"(nvtape info lists where): %s\n",
+			(unsigned long long)(r->rec.drop_count - r->lost_unwritten),
+			cli_units(&r->rec), cli_drop_cause(&r->rec));
 	if (r->lost_unwritten)
 		fprintf(stderr,
 			"nvtape record: %llu beats were captured but never written (the "
@@ -610,6 +640,7 @@ static int run_record(struct nvt_record_opts *o, struct rec_cli *c)
 
 	c->tty = isatty(2);
 	c->size_bytes = o->size_bytes;
+	c->chunk_bytes = o->chunk_bytes;
 	c->duration_ns = o->duration_ns;
 	o->interrupt = &cli_interrupted;
 	o->progress = progress;
@@ -619,7 +650,8 @@ static int run_record(struct nvt_record_opts *o, struct rec_cli *c)
 		o->stats_ns = c->json ? 0 : o->stats_ns;
 	cli_install_signals();
 	if (!c->quiet)
-		banner(o);
+		o->opened = banner;
+	c->opts = o;
 	rc = nvt_record(o, &r);
 	if (!c->quiet && c->tty && o->stats_ns)
 		fputc('\n', stderr);

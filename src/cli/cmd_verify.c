@@ -39,6 +39,7 @@ struct ver_cli {
 	uint32_t bad_found[16];
 	unsigned nbad;
 	uint64_t stripe, member_off;
+	int live; /* cli_writer(): the writer's PID (0: unknown) while it records; -1 */
 };
 
 static void on_event(const struct nvt_check_event *e, void *arg)
@@ -68,23 +69,40 @@ static void on_bad_chunk(const struct nvt_chunk_crc *span, uint32_t found, void 
 	       (uint64_t)span->length, span->crc32c, found);
 }
 
-static void problems(const struct nvt_verify_result *r)
+static void problems(const struct nvt_verify_result *r, int live)
 {
 	const struct nvt_recording *rec = &r->rec;
 	unsigned p = r->problems;
 
-	if (p & NVT_VP_INCOMPLETE)
-		printf("PROBLEM: recording not finalized (writer died?): %" PRIu64
-		       " checkpointed bytes checked; run nvtape recover\n",
+	if (live >= 0) {
+		char who[48] = "";
+		if (live > 0)
+			snprintf(who, sizeof(who), " by PID %d", live);
+		printf("LIVE: the recording is being written%s: the %" PRIu64
+		       " bytes of its last checkpoint were checked (not a problem); verify it "
+		       "again once it has ended\n",
+		       who, rec->valid_bytes);
+	} else if (p & NVT_VP_INCOMPLETE)
+		printf("PROBLEM: recording not finalized, and no writer holds it (its writer "
+		       "died): %" PRIu64 " checkpointed bytes checked; run nvtape recover\n",
 		       rec->valid_bytes);
 	if (rec->flags & NVT_FLAG_STOP_ERROR)
 		printf("note: the recording ended early on an error (no space, I/O error or "
 		       "stall); "
 		       "what it holds is checked above\n");
-	if (p & NVT_VP_DROPS)
-		printf("PROBLEM: the recorder dropped %" PRIu64 " %s in %" PRIu64
-		       " events: not a valid recording\n",
-		       rec->drop_count, cli_units(rec), rec->drop_events);
+	if ((p & NVT_VP_DROPS) && r->isb_seen && nvt_source_kind_is_packets(rec->source_kind) &&
+	    rec->source_kind != NVT_SRC_PCAP) {
+		uint64_t own = r->isb_drop < rec->drop_count ? r->isb_drop : rec->drop_count;
+		printf("PROBLEM: %" PRIu64 " packets were not recorded, in %" PRIu64
+		       " events: %" PRIu64 " lost in the kernel or for want of a free ring chunk "
+		       "(the recorder's count), %" PRIu64
+		       " seen only as sequence gaps: lost upstream, before nvtape (the sender or "
+		       "the network)\n",
+		       rec->drop_count, rec->drop_events, own, rec->drop_count - own);
+	} else if (p & NVT_VP_DROPS) {
+		printf("PROBLEM: %" PRIu64 " %s were not recorded, in %" PRIu64 " events: %s\n",
+		       rec->drop_count, cli_units(rec), rec->drop_events, cli_drop_cause(rec));
+	}
 	if (p & NVT_VP_CORRUPT)
 		printf("PROBLEM: %" PRIu64 " corrupt %s\n", r->chk.corrupt,
 		       r->counter_checked ? "records (counter at or above its wrap)" : "beats");
@@ -97,6 +115,15 @@ static void problems(const struct nvt_verify_result *r)
 		       " drop events without a gap): data was lost before nvtape, or the counter "
 		       "is not what --check says\n",
 		       r->chk.gap_beats, r->chk.gap_beats * r->counter.stride, rec->drop_count,
+		       r->gaps_unmatched, r->events_unmatched);
+	else if ((p & NVT_VP_MISMATCH) && r->packet_checked)
+		printf("PROBLEM: %" PRIu64 " packets missing in %" PRIu64
+		       " sequence gaps do not match the header's drop count %" PRIu64 " (+%" PRIu64
+		       " dropped after the last packet): %" PRIu64
+		       " gaps without a drop event were lost upstream, before nvtape (the sender, "
+		       "the network), or the data's counter is not what the check says; %" PRIu64
+		       " drop events without a gap\n",
+		       r->chk.gap_beats, r->chk.gaps, rec->drop_count, r->drops_after_end,
 		       r->gaps_unmatched, r->events_unmatched);
 	else if (p & NVT_VP_MISMATCH)
 		printf("PROBLEM: gap beats %" PRIu64 " (+%" PRIu64
@@ -121,6 +148,10 @@ static void problems(const struct nvt_verify_result *r)
 	if ((p & NVT_VP_CHECKSUM) && r->sums_damaged)
 		printf("PROBLEM: the index's chunk checksums do not cover the data in order: the "
 		       "index is damaged\n");
+	if (p & NVT_VP_KIND)
+		printf("PROBLEM: the header says the data is not the test pattern (an FPGA Drive "
+		       "Recorder file with its TPG flag clear), but it is: its beats were checked "
+		       "as the pattern; the header was altered\n");
 	if (p & NVT_VP_TAIL)
 		printf("PROBLEM: data length %" PRIu64 " is not a whole number of %u-byte beats\n",
 		       rec->valid_bytes, rec->beat_bytes);
@@ -132,14 +163,17 @@ static void verify_json(const struct nvt_verify_opts *o, const struct ver_cli *c
 	const struct nvt_verify_result *r = &c->res;
 	static const char *const names[] = {"incomplete", "drops",    "gaps",      "corrupt",
 					    "backward",   "mismatch", "first_seq", "no_data",
-					    "tail",       "checksum", "index"};
+					    "tail",       "checksum", "index",     "kind"};
 	struct json j;
 
 	cli_json_begin(&j, f, rc, r->err.code ? r->err.msg : NULL);
 	json_str(&j, "path", o->path);
 	json_uint(&j, "bytes", r->checked_bytes);
 	json_num(&j, "seconds", r->seconds, 6);
-	json_num(&j, "mbps", r->checked_bytes / r->seconds / 1e6, 3);
+	json_num(&j, "mbps",
+		 cli_ratio(r->checked_bytes / r->seconds / 1e6,
+			   r->checked_bytes >= CLI_MIN_BYTES && r->seconds >= CLI_MIN_S),
+		 3);
 	json_num(&j, "cpu_s", r->cpu_ns / 1e9, 6);
 	json_bool(&j, "pattern_checked", r->pattern_checked);
 	json_bool(&j, "counter_checked", r->counter_checked);
@@ -184,6 +218,11 @@ static void verify_json(const struct nvt_verify_opts *o, const struct ver_cli *c
 		json_arr_end(&j);
 	}
 	cli_json_flags(&j, "problems", r->problems, names, sizeof(names) / sizeof(names[0]));
+	json_bool(&j, "live", c->live >= 0);
+	if (c->live > 0)
+		json_int(&j, "writer_pid", c->live);
+	else
+		json_null(&j, "writer_pid");
 	if (rc != NVT_EXIT_RUNTIME)
 		cli_json_recording(&j, "header", &r->rec);
 	json_end(&j);
@@ -251,7 +290,8 @@ static int check_args(int argc, char **argv, struct nvt_verify_opts *o, const st
 	return 0;
 }
 
-static void pattern_summary(const struct nvt_verify_result *r, const struct ver_cli *c, double mbps)
+static void pattern_summary(const struct nvt_verify_result *r, const struct ver_cli *c,
+			    const char *mbps)
 {
 	printf("  beats checked   %" PRIu64 " (%" PRIu64 " bytes)\n", r->chk.beats,
 	       r->checked_bytes);
@@ -268,10 +308,11 @@ static void pattern_summary(const struct nvt_verify_result *r, const struct ver_
 	printf("  corrupt beats   %" PRIu64 "%s\n", r->chk.corrupt,
 	       r->chk.corrupt > c->max_errors ? " (list capped)" : "");
 	printf("  backward jumps  %" PRIu64 "\n", r->chk.backward);
-	printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
+	printf("  read            %s MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
 }
 
-static void counter_summary(const struct nvt_verify_result *r, const struct ver_cli *c, double mbps)
+static void counter_summary(const struct nvt_verify_result *r, const struct ver_cli *c,
+			    const char *mbps)
 {
 	char spec[NVT_CHECK_SPEC_MAX];
 
@@ -293,16 +334,19 @@ static void counter_summary(const struct nvt_verify_result *r, const struct ver_
 	printf("  bad values      %" PRIu64 "%s\n", r->chk.corrupt,
 	       r->chk.corrupt > c->max_errors ? " (list capped)" : "");
 	printf("  backward jumps  %" PRIu64 "\n", r->chk.backward);
-	printf("  read            %.1f MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
+	printf("  read            %s MB/s, checker CPU %.3f s\n", mbps, r->cpu_ns / 1e9);
 }
 
 static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_result *r,
 		    const struct ver_cli *c, int rc)
 {
-	double mbps = r->seconds > 0 ? r->checked_bytes / r->seconds / 1e6 : 0;
+	char mbps[32];
+
+	cli_ratio_str(mbps, sizeof(mbps), "%.1f", r->checked_bytes / r->seconds / 1e6,
+		      r->checked_bytes >= CLI_MIN_BYTES && r->seconds >= CLI_MIN_S);
 
 	if (!c->quiet)
-		cli_print_recording(stdout, o->path, &r->rec);
+		cli_print_recording(stdout, o->path, &r->rec, c->live);
 	if (r->pattern_checked)
 		pattern_summary(r, c, mbps);
 	else if (r->counter_checked)
@@ -329,14 +373,16 @@ static void summary(const struct nvt_verify_opts *o, const struct nvt_verify_res
 	else if (r->rec.format == NVT_FMT_NVTAPE && r->rec.valid_bytes)
 		printf("  chunk CRC32C    none in this recording (written before nvtape kept them, "
 		       "or with --checksum none)\n");
-	problems(r);
+	problems(r, c->live);
 	printf("RESULT result=%s bytes=%" PRIu64 " beats=%" PRIu64 " gaps=%" PRIu64
 	       " gap_beats=%" PRIu64 " drop_count=%" PRIu64 " drops_match=%d corrupt=%" PRIu64
 	       " backward=%" PRIu64 " chunks_good=%" PRIu64 " chunks_bad=%" PRIu64
-	       " complete=%d packets=%" PRIu64 " seconds=%.3f mbps=%.1f cpu_s=%.4f exit=%d\n",
+	       " complete=%d live=%d packets=%" PRIu64 " seconds=%.3f mbps=%s cpu_s=%.4f "
+	       "exit=%d\n",
 	       cli_result_name(rc), r->checked_bytes, r->chk.beats, r->chk.gaps, r->chk.gap_beats,
 	       r->rec.drop_count, r->drops_match, r->chk.corrupt, r->chk.backward, r->sums_good,
-	       r->sums_bad, r->rec.complete, r->packets, r->seconds, mbps, r->cpu_ns / 1e9, rc);
+	       r->sums_bad, r->rec.complete, c->live >= 0, r->packets, r->seconds, mbps,
+	       r->cpu_ns / 1e9, rc);
 }
 
 static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
@@ -351,7 +397,15 @@ static int run_verify(struct nvt_verify_opts *o, struct ver_cli *c)
 	o->arg = c;
 	if (c->json)
 		c->quiet = true;
+	c->live = -1;
+	if (nvt_recording_open(&o->layout, &r->rec, &r->err) == 0)
+		c->live = cli_writer(&o->layout, &r->rec);
 	rc = nvt_verify(o, r);
+	if (c->live >= 0 && r->rec.complete) /* it ended meanwhile: checked as it ended */
+		c->live = -1;
+	if (c->live >= 0) /* a recording being written is not a data problem, nor one with no
+			   * checkpointed data yet */
+		r->problems &= ~(unsigned)(NVT_VP_INCOMPLETE | NVT_VP_NO_DATA);
 	rc = cli_exit_of(rc, &r->err, r->problems != 0);
 	if (rc == NVT_EXIT_RUNTIME || rc == NVT_EXIT_USAGE)
 		cli_error("%s", cli_err_msg(&r->err));

@@ -14,12 +14,12 @@ static const struct {
 	int (*fn)(int, char **);
 	const char *what;
 } cmds[] = {
-	{"record", cmd_record, "record a stream (test pattern or stdin) to a file"},
+	{"record", cmd_record, "record a stream (device, UDP, packets, shm, stdin, ...) to a file"},
 	{"play", cmd_play, "play a recording into a checker, a pipe or nothing at a rate"},
-	{"verify", cmd_verify, "check every beat of a recording, its gaps and drop index"},
+	{"verify", cmd_verify, "check a recording: its data, gaps, drop index and checksums"},
 	{"info", cmd_info, "print the header, drop index and metadata"},
 	{"meta", cmd_meta, "read or change what a recording's data is (sample rate, type...)"},
-	{"export", cmd_export, "write a byte or time range out, raw or as SigMF"},
+	{"export", cmd_export, "write a byte or time range out: raw, SigMF, pcapng or pcap"},
 	{"setup", cmd_setup, "prepare a recording volume: md RAID0 or one drive, fs, mount"},
 	{"recover", cmd_recover, "finalize a recording whose writer died"},
 	{"bench", cmd_bench, "find the highest rate a drive sustains (record or play)"},

@@ -7,7 +7,7 @@
 
 /* Length of the well-formed UTF-8 sequence at s (1..4), or 0 when s does not start one:
  * no overlong forms, no surrogates, nothing above U+10FFFF. */
-static int utf8_len(const unsigned char *s)
+int json_utf8_len(const unsigned char *s)
 {
 	unsigned char c = s[0];
 	int n;
@@ -45,7 +45,7 @@ void json_write_string(FILE *f, const char *str)
 	fputc('"', f);
 	while (*s) {
 		unsigned char c = *s;
-		int n = utf8_len(s);
+		int n = json_utf8_len(s);
 
 		if (n > 1) {
 			fwrite(s, 1, (size_t)n, f);

@@ -34,5 +34,8 @@ void json_null(struct json *j, const char *key);
 
 /* the string s as a JSON string literal (quotes included) */
 void json_write_string(FILE *f, const char *s);
+/* Length of the well-formed UTF-8 sequence at s (1..4), or 0 when s does not start one: no
+ * overlong forms, no surrogates, nothing above U+10FFFF. */
+int json_utf8_len(const unsigned char *s);
 
 #endif

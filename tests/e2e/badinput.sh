@@ -70,6 +70,15 @@ fi
 check 64 "--chunks 1 is out of range" "$NVT" record --chunks 1 "$T/u.nvt"
 check 64 "--qd 0 is out of range" "$NVT" record --qd 0 "$T/u.nvt"
 check 64 "is not a rate" "$NVT" record --rate fast "$T/u.nvt"
+# a rate without a unit was bytes/s without a word (1500 ran at 1500 B/s for ten minutes)
+check 64 "a rate needs a unit.*1500MB.*1500B is 1500 bytes/s" "$NVT" record --rate 1500 --duration 1 "$T/u.nvt"
+check 64 "a rate needs a unit" "$NVT" play --rate 200 "$good"
+check 64 "--from 100: a rate needs a unit" "$NVT" bench record --from 100 "$T/u.nvt"
+check 64 "--rate 0x10: hexadecimal is not taken" "$NVT" record --rate 0x10 --duration 1 "$T/u.nvt"
+check 64 "--size 0x10: hexadecimal is not taken" "$NVT" record --size 0x10 --duration 1 "$T/u.nvt"
+check 64 "is not a duration" "$NVT" record --duration 0x10 --size 4K "$T/u.nvt"
+expect_rc 0 "$NVT" record -q --rate 40960B --size 4K "$T/unit.nvt"
+grep -q "^RESULT .*rate_bps=40960 " "$T/out" || { cat "$T/out"; fail "--rate 40960B is 40960 bytes/s"; }
 check 64 "multiple of 4K" "$NVT" record --chunk 1000 "$T/u.nvt"
 check 64 "--size must be > 0" "$NVT" record --size 0 "$T/u.nvt"
 check 64 "is not a duration" "$NVT" record --duration soon "$T/u.nvt"

@@ -31,13 +31,18 @@ expect_rc 0 "$NVT" play --rate 200MB "$f"
 [ "$(field beats)" = $((64 * 1048576 / 16)) ] && [ "$(field stop_reason)" = end ] || fail "play of an fdrec file"
 ok "verify, info and play read fdrec files"
 
-# the TPG flag cleared: nothing is checked any more, but verify says the data is the pattern
+# the TPG flag cleared: an fdrec file has no checksums, so its beats are still checked as the
+# pattern they are (a damaged beat is found), and the altered header is a problem (exit 2)
 cp "$f" "$T/noflag.rec"
 printf '\x02' | dd of="$T/noflag.rec" bs=1 seek=20 conv=notrunc status=none
-expect_rc 0 "$NVT" verify "$T/noflag.rec"
-grep -q "begins with the test pattern but the header does not say so" "$T/err" ||
-	fail "a cleared TPG flag went unnoticed: $(cat "$T/err")"
-ok "fdrec with its TPG flag cleared: verify notes that the data is the test pattern"
+expect_rc 2 "$NVT" verify "$T/noflag.rec"
+grep -q "PROBLEM: the header says the data is not the test pattern" "$T/out" &&
+	[ "$(field beats)" = $((64 * 1048576 / 16)) ] && [ "$(field corrupt)" = 0 ] ||
+	fail "a cleared TPG flag: $(cat "$T/out")"
+printf 'X' | dd of="$T/noflag.rec" bs=1 seek=$((4096 + 32 * 1048576)) conv=notrunc status=none
+expect_rc 2 "$NVT" verify "$T/noflag.rec"
+[ "$(field corrupt)" = 1 ] || fail "a damaged beat of an fdrec file without its TPG flag: $(grep RESULT "$T/out")"
+ok "fdrec with its TPG flag cleared: its beats checked as the pattern (a damaged one found), exit 2"
 
 # an fdrec recording whose writer died: preallocated, no COMPLETE, a 4096-beat gap
 g="$T/dead.dat"

@@ -86,4 +86,38 @@ expect_rc 0 "$NVT" recover "$T/k.nvt"
 expect_rc 0 "$NVT" meta "$T/k.nvt"
 grep -qx "run=42" "$T/out" || fail "metadata lost by recover"
 ok "killed with -9: the metadata survives in the checkpoint's index and through recover"
+# SigMF's numbers hold what can be real (meta and record --meta alike); the file is untouched
+cp "$T/t.nvt" "$T/v.nvt"
+sum=$(sha256sum <"$T/v.nvt")
+for kv in core:num_channels=0 core:num_channels=65537 core:num_channels=1152921504606846976 \
+	core:num_channels=1.5 core:sample_rate=-1 core:sample_rate=0 core:sample_rate=inf \
+	core:sample_rate=0x10 core:frequency=nan core:frequency=1e999 core:datatype=cf33; do
+	expect_rc 64 "$NVT" meta "$T/v.nvt" "$kv"
+	grep -q "${kv%%=*}" "$T/err" || { cat "$T/err"; fail "meta $kv: the message does not name the key"; }
+	expect_rc 64 "$NVT" record -q --size 4K --meta "$kv" "$T/y.nvt"
+done
+[ "$(sha256sum <"$T/v.nvt")" = "$sum" ] || fail "a refused value changed the file"
+[ ! -e "$T/y.nvt" ] || fail "record --meta with a refused value left a recording"
+expect_rc 0 "$NVT" meta -q "$T/v.nvt" core:num_channels=65536 core:sample_rate=2.4e6 core:frequency=-1e3
+ok "meta and record --meta: num_channels 0, > 2^16, not whole; sample_rate <= 0, inf, hex; frequency nan, out of range; a bad datatype: 64"
+
+# a key too long, or with a character a key cannot have, is named as such (it was taken for a
+# FILE: "the FILEs come first" or "cannot open")
+long=$(printf 'k%.0s' $(seq 70))
+expect_rc 64 "$NVT" meta "$T/v.nvt" "$long=1"
+grep -q "a key is 1-64 characters of \[A-Za-z0-9_:-\]; this one has 70" "$T/err" || { cat "$T/err"; fail "a 70-character key"; }
+expect_rc 64 "$NVT" meta "$T/v.nvt" "bad key=1"
+grep -q "not ' '" "$T/err" || { cat "$T/err"; fail "a key with a space"; }
+ok "meta: a key too long or with a bad character: 64, naming the key's problem"
+
+# info shows what a recording says, not what it would make a terminal do
+expect_rc 0 "$NVT" meta -q "$T/v.nvt" "note=$(printf 'a\033]0;pwned\007b\302\233c')"
+expect_rc 0 "$NVT" info "$T/v.nvt"
+grep -qF 'a\x1b]0;pwned\x07b\xc2\x9bc' "$T/out" || { cat -v "$T/out"; fail "info: the value shown escaped"; }
+LC_ALL=C grep -q "$(printf '[\033\007]')" "$T/out" && fail "info wrote a control character"
+expect_rc 0 script -qec "'$NVT' meta '$T/v.nvt'" /dev/null
+tr -d '\r' <"$T/out" | grep -qxF 'note=a\x1b]0;pwned\x07b\xc2\x9bc' || { cat -v "$T/out"; fail "meta on a terminal: not escaped"; }
+expect_rc 0 "$NVT" meta "$T/v.nvt"
+grep -q "^note=a$(printf '\033')]0;pwned" "$T/out" || { cat -v "$T/out"; fail "meta into a pipe: the value changed"; }
+ok "info (and meta on a terminal) show control characters as \\xNN; meta into a pipe keeps the value"
 echo "meta: all passed"

@@ -49,6 +49,13 @@ static void test_bad_sizes(void **state)
 	assert_int_not_equal(nvt_parse_size("inf", &v), 0);
 	assert_int_not_equal(nvt_parse_size("nan", &v), 0);
 	assert_int_equal(nvt_parse_size("100000000T", &v), -ERANGE);
+	/* strtod reads hexadecimal: 0x10 was 16 */
+	assert_int_not_equal(nvt_parse_size("0x10", &v), 0);
+	assert_int_not_equal(nvt_parse_size("0X1p4", &v), 0);
+	assert_int_not_equal(nvt_parse_size(" 0x10M", &v), 0);
+	assert_int_not_equal(nvt_parse_rate("0x10", &v), 0);
+	assert_int_not_equal(nvt_parse_rate("0x10Mbps", &v), 0);
+	assert_int_not_equal(nvt_parse_duration_ns("0x10", &v), 0);
 }
 
 static void test_rates_bytes(void **state)

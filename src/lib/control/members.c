@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Rewriting a finished or interrupted recording in place (recover, metadata edits): claiming its
- * members against a live writer, writing, cutting and syncing every member, the header block. */
+ * members against a live writer, writing, cutting and syncing every member, the header block.
+ * The same claim tells readers (info, verify) whether a writer is alive. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "control/members.h"
@@ -126,4 +129,50 @@ int nvt_members_claim(const struct nvt_layout *L, int *fd, const char *then, str
 			    "%s once that has ended; nothing was changed",
 			    nvt_layout_name(L, name, sizeof(name)), then);
 	return -1;
+}
+
+/* The process holding a BSD lock on path, from /proc/locks ("1: FLOCK ADVISORY WRITE PID
+ * MAJ:MIN:INODE 0 EOF", the device in hex); 0 when it is not found there. */
+static int flock_holder(const char *path)
+{
+	struct stat st;
+	char line[256];
+	int pid = 0;
+	FILE *f;
+
+	if (stat(path, &st) || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	while (!pid && fgets(line, sizeof(line), f)) {
+		char type[16];
+		unsigned maj, min;
+		unsigned long long ino;
+		int p;
+		if (strstr(line, "->") || /* a waiter, not the holder */
+		    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%llu", type, &p, &maj, &min, &ino) !=
+			    5)
+			continue;
+		if (!strcmp(type, "FLOCK") && maj == major(st.st_dev) && min == minor(st.st_dev) &&
+		    ino == (unsigned long long)st.st_ino && p > 0)
+			pid = p;
+	}
+	fclose(f);
+	return pid;
+}
+
+int nvt_recording_writer(const struct nvt_layout *l, int *pid, struct nvt_err *err)
+{
+	int fd[NVT_MAX_MEMBERS];
+	const char *busy = NULL;
+	int rc = try_claim(l, fd, &busy, err);
+
+	*pid = 0;
+	if (rc == 0) {
+		nvt_layout_close(l, fd);
+		return 0;
+	}
+	if (rc != -EBUSY)
+		return -(err->code ? err->code : EIO);
+	if (busy)
+		*pid = flock_holder(busy);
+	return 1;
 }

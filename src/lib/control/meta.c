@@ -5,6 +5,7 @@
  * crash in the middle never costs the data or its index. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,70 @@ static bool utf8_ok(const unsigned char *s, size_t n)
 	return true;
 }
 
+/* A decimal number as SigMF's numeric fields take it: [-]digits[.digits][e[+-]digits] (no hex,
+ * no inf or nan, nothing after it); *v its value. */
+static bool decimal(const char *s, size_t n, double *v)
+{
+	char buf[64], *end;
+
+	if (!n || n >= sizeof(buf) || strspn(s, "0123456789.eE+-") < n ||
+	    !((s[0] >= '0' && s[0] <= '9') || s[0] == '-' || s[0] == '.'))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	errno = 0;
+	*v = strtod(buf, &end);
+	return *end == 0 && end != buf && errno == 0 && isfinite(*v);
+}
+
+/* vn bytes at v name a SigMF datatype (dt: a buffer of cap bytes for it) */
+static bool datatype(const char *v, size_t vn, char *dt, size_t cap)
+{
+	if (vn >= cap)
+		return false;
+	memcpy(dt, v, vn);
+	dt[vn] = 0;
+	return nvt_meta_datatype_ok(dt);
+}
+
+/* The SigMF keys with a number for a value hold one that can be real: a sample rate above 0, 1 to
+ * 65536 channels, a finite frequency; a datatype SigMF names. 0, or -EINVAL with err set. */
+static int meta_value_ok(const char *key, size_t kn, const char *v, size_t vn, size_t line,
+			 struct nvt_err *err)
+{
+	double d;
+	char dt[16];
+
+#define IS(k) (kn == sizeof(k) - 1 && !memcmp(key, k, kn))
+	if (IS("core:sample_rate") && !(decimal(v, vn, &d) && d > 0))
+		nvt_err_param(err,
+			      "metadata line %zu: core:sample_rate=%.*s: samples per second, a "
+			      "decimal number above 0 (2400000, 2.4e6)",
+			      line, (int)(vn > 40 ? 40 : vn), v);
+	else if (IS("core:num_channels") &&
+		 !(decimal(v, vn, &d) && d >= 1 && d <= 65536 && d == (double)(uint32_t)d))
+		nvt_err_param(err,
+			      "metadata line %zu: core:num_channels=%.*s: a whole number of "
+			      "channels from 1 to 65536",
+			      line, (int)(vn > 40 ? 40 : vn), v);
+	else if (IS("core:frequency") && !decimal(v, vn, &d))
+		nvt_err_param(
+			err,
+			"metadata line %zu: core:frequency=%.*s: a frequency in Hz, a decimal "
+			"number (433.92e6)",
+			line, (int)(vn > 40 ? 40 : vn), v);
+	else if (IS("core:datatype") && !datatype(v, vn, dt, sizeof(dt)))
+		nvt_err_param(
+			err,
+			"metadata line %zu: core:datatype=%.*s: a SigMF type (ci16_le, cf32_le, "
+			"ri8, cu8, ...)",
+			line, (int)(vn > 40 ? 40 : vn), v);
+	else
+		return 0;
+#undef IS
+	return -EINVAL;
+}
+
 int nvt_meta_check(const char *text, struct nvt_err *err)
 {
 	size_t n = text ? strlen(text) : 0, line = 1;
@@ -86,6 +151,9 @@ int nvt_meta_check(const char *text, struct nvt_err *err)
 				      line);
 			return -EINVAL;
 		}
+		if (end > p &&
+		    meta_value_ok(p, (size_t)(eq - p), eq + 1, (size_t)(end - eq - 1), line, err))
+			return -EINVAL;
 		p = nl ? nl + 1 : end;
 	}
 	return 0;

@@ -187,6 +187,8 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	free(meta); /* the recorder keeps its own copy */
 	if (rc)
 		return rc;
+	if (ro.opened)
+		ro.opened(ro.arg);
 	rc = -pthread_create(&th, NULL, source_thread, &s);
 	if (rc) {
 		nvt_err_set(&s.err, -rc, "cannot start the source thread: %s", strerror(-rc));

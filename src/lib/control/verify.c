@@ -95,6 +95,14 @@ static int on_packet_block(const struct nvt_pcapng_block *b, void *arg)
 	struct nvt_udp_view u;
 	uint64_t at = v->rd.pos, before;
 
+	if (b->type == PCAPNG_ISB && (b->isb_have & NVT_PCAPNG_ISB_DROP)) {
+		/* the recorder's own count of what it could not keep (the kernel, the ring) */
+		v->res->isb_seen = true;
+		v->res->isb_drop = b->isb_drop > UINT64_MAX - v->res->isb_drop
+					   ? UINT64_MAX
+					   : v->res->isb_drop + b->isb_drop;
+		return 0;
+	}
 	if (b->type != PCAPNG_EPB && b->type != PCAPNG_SPB)
 		return 0;
 	v->res->packets++;
@@ -149,24 +157,30 @@ static void sums_result(struct vstate *v)
 		res->problems |= NVT_VP_CHECKSUM;
 }
 
-/* A recording whose header says its data is not the test pattern gets no beat checks; if its
- * first 4 KiB are the test pattern all the same, the header may have been altered (an fdrec
- * header's flag cleared, say) and a reader is told. */
-static void pattern_hint(const struct nvt_verify_opts *o, const struct nvt_layout *L,
-			 const struct nvt_recording *rec)
+/* The first 4 KiB of the data are the test pattern: 250 of their 255 beats continue it. */
+static bool begins_with_pattern(const struct nvt_layout *L, const struct nvt_recording *rec)
 {
 	uint64_t w[512];
 	int fd[NVT_MAX_MEMBERS];
 	struct nvt_err err = {0};
 	unsigned good = 0;
 
-	if (!o->notice || rec->valid_bytes < sizeof(w) || nvt_layout_open(L, O_RDONLY, fd, &err))
-		return;
+	if (rec->valid_bytes < sizeof(w) || nvt_layout_open(L, O_RDONLY, fd, &err))
+		return false;
 	if (nvt_layout_pread(L, fd, w, sizeof(w), rec->data_offset) == 0)
 		for (unsigned i = 0; i + 1 < 256; i++)
 			good += w[2 * i + 1] == ~w[2 * i] && w[2 * i + 2] == w[2 * i] + 1;
 	nvt_layout_close(L, fd);
-	if (good >= 250) {
+	return good >= 250;
+}
+
+/* A recording whose header says its data is not the test pattern gets no beat checks; if its
+ * first 4 KiB are the test pattern all the same, the header may have been altered, or a test
+ * pattern recorded as plain bytes, and a reader is told. */
+static void pattern_hint(const struct nvt_verify_opts *o, const struct nvt_layout *L,
+			 const struct nvt_recording *rec)
+{
+	if (o->notice && begins_with_pattern(L, rec)) {
 		char msg[512];
 		snprintf(msg, sizeof(msg),
 			 "the data begins with the test pattern but the header does not say so: "
@@ -254,6 +268,13 @@ int nvt_verify(const struct nvt_verify_opts *o, struct nvt_verify_result *res)
 		res->counter_checked = rc > 0;
 	}
 	res->pattern_checked = nvt_source_kind_is_pattern(rec->source_kind);
+	if (!res->pattern_checked && !res->counter_checked && rec->format == NVT_FMT_FDREC &&
+	    begins_with_pattern(&L, rec)) {
+		/* an fdrec file has no checksums: with its TPG flag cleared its beats went
+		 * unchecked and any damage passed; what is the pattern is checked as the pattern */
+		res->pattern_checked = true;
+		res->problems |= NVT_VP_KIND;
+	}
 	v.gap_unit = res->counter_checked ? res->counter.stride : rec->beat_bytes;
 	v.content = res->pattern_checked || res->counter_checked || res->packet_checked;
 	res->sums_checked = v.ix.ncrc > 0;

@@ -98,8 +98,10 @@ static int read_header(const struct nvt_layout *l, const int *fd, struct nvt_rec
 		nvt_err_set(err, EIO, "cannot read the header of %s", name);
 		goto out;
 	}
-	if (nvt_header_decode(buf, (size_t)hl, rec, err))
+	if (nvt_header_decode(buf, (size_t)hl, rec, &serr)) { /* which file it is not */
+		nvt_err_set(err, serr.code, "%s: %s", name, serr.msg);
 		goto out;
+	}
 	rec->file_bytes = size;
 	rec->complete = (rec->flags & NVT_FLAG_COMPLETE) != 0;
 	rc = 0;

@@ -686,7 +686,9 @@ static int pk_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	if (rc)
 		goto out;
 	nvt_pktw_init(&s->w, r, a, true); /* the limits count from here */
-	rc = pk_loop(s, err);
+	rc = start(s); /* the recording is timed from here, not from its first frame */
+	if (!rc)
+		rc = pk_loop(s, err);
 	if (rc == NVT_PKTW_STOP) {
 		rc = nvt_pktw_fit_error(&s->w, "packet", "frame", s->cfg.snaplen, err);
 		if (!rc)

@@ -44,7 +44,9 @@ static int parse_number(const char *s, double *val, const char **rest)
 	while (isspace((unsigned char)*s))
 		s++;
 	if (!isdigit((unsigned char)*s) && *s != '.')
-		return -EINVAL; /* no sign, no inf/nan, no hex */
+		return -EINVAL; /* no sign, no inf/nan */
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return -EINVAL; /* no hex: strtod would read 0x10 as 16 */
 	errno = 0;
 	*val = strtod(s, &end);
 	if (end == s || errno || !isfinite(*val) || *val < 0)
