@@ -48,7 +48,8 @@ try:
 except ImportError:
     _crc32c_mod = None
 
-__all__ = ["Recording", "DropEvent", "ChunkCrc", "crc32c", "crc_engines", "sigmf_dtype", "main"]
+__all__ = ["Recording", "DropEvent", "ChunkCrc", "crc32c", "crc_engines", "sigmf_dtype", "writer_pid",
+           "main"]
 
 HEADER_SIZE = 4096
 SLOT = 2048
@@ -57,7 +58,8 @@ FDREC_MAGIC = b"FDREC\0\0\0"
 INDEX_MAGIC = b"NVTINDEX"
 FLAG_COMPLETE, FLAG_RECOVERED, FLAG_STOP_ERROR = 1, 2, 4
 SRC_TPG = 1
-SOURCE_NAMES = {1: "tpg", 2: "stdin", 3: "api", 4: "dev", 6: "fdrec"}
+SOURCE_NAMES = {1: "tpg", 2: "stdin", 3: "api", 4: "dev", 6: "fdrec", 7: "shm", 8: "udp", 9: "packet",
+                10: "pcap"}
 MAX_DRIVES = 16
 MAX_INDEX_BYTES = 1 << 32
 
@@ -867,6 +869,42 @@ def _read_once(rec, tpg, engine, progress):
     return (beats.result() if beats is not None else None), bad
 
 
+def writer_pid(paths):
+    """The PID of the process recording into these files (the flock nvtape record, recover and
+    meta hold on every member, as /proc/locks lists it), or 0 when none holds it."""
+    ids = set()
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        ids.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
+    try:
+        with open("/proc/locks") as f:
+            lines = f.readlines()
+    except OSError:
+        return 0
+    for line in lines:
+        w = line.split()
+        if "->" in line or len(w) < 6 or w[1] != "FLOCK":
+            continue
+        try:
+            maj, mnr, ino = w[5].split(":")
+            if (int(maj, 16), int(mnr, 16), int(ino)) in ids and int(w[4]) > 0:
+                return int(w[4])
+        except ValueError:
+            continue
+    return 0
+
+
+def _state(rec):
+    """How an incomplete recording stands: being written (by a live process) or not."""
+    pid = writer_pid(rec.paths)
+    if pid:
+        return "LIVE: being written by PID %d" % pid
+    return "INCOMPLETE (the writer died; run nvtape recover)"
+
+
 def check(rec, out=sys.stdout, engine=None, progress=None):
     """Check a recording like `nvtape verify`: returns (exit code, list of problems).
     engine: the CRC32C engine (crc_engines(); None: the fastest); progress: where to show
@@ -878,9 +916,13 @@ def check(rec, out=sys.stdout, engine=None, progress=None):
             sum(e.beats for e in events) != h["drop_count"]:
         problems.append("the drop index holds %d beats, the header's drop count is %d"
                         % (sum(e.beats for e in events), h["drop_count"]))
-    if not rec.complete:
-        problems.append("recording not finalized (writer died?): %d checkpointed bytes checked;"
-                        " run nvtape recover" % rec.valid_bytes)
+    live = not rec.complete and writer_pid(rec.paths)
+    if live:
+        print("LIVE: being written by PID %d: its %d checkpointed bytes checked"
+              % (live, rec.valid_bytes), file=out)
+    elif not rec.complete:
+        problems.append("recording not finalized (the writer died): %d checkpointed bytes "
+                        "checked; run nvtape recover" % rec.valid_bytes)
     tpg = h["source"] in ("tpg", "fdrec") and h["beat_bytes"] == 16  # the test pattern
     r, bad = _read_once(rec, tpg, engine, progress)
     if tpg:
@@ -940,9 +982,10 @@ def check(rec, out=sys.stdout, engine=None, progress=None):
             problems.append("%d chunks (%d bytes) do not match their CRC32C"
                             % (len(bad), sum(c.length for c, _ in bad)))
     if h["drop_count"]:
-        problems.append("the recorder dropped %d %s in %d events: not a valid recording"
-                        % (h["drop_count"], "beats" if h["beat_bytes"] == 16 else "units",
-                           h["drop_events"]))
+        unit = "beats" if h["beat_bytes"] == 16 else \
+            "packets" if h["source"] in ("udp", "packet", "pcap") else "bytes"
+        problems.append("%d %s missing in %d events (the drop index says where): not a valid "
+                        "recording" % (h["drop_count"], unit, h["drop_events"]))
     return (2 if problems else 0), problems
 
 
@@ -963,7 +1006,7 @@ def _summary(rec):
     lines = ["%s: %s version %d, source %s, %d-byte beats" % (rec.name, h["format"],
                                                               h["version"], h["source"],
                                                               h["beat_bytes"])]
-    state = "complete" if rec.complete else "INCOMPLETE (writer died?)"
+    state = "complete" if rec.complete else _state(rec)
     if h["recovered"]:
         state += ", recovered"
     if h["stop_error"]:
