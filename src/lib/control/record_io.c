@@ -169,6 +169,19 @@ static void issue_writes(struct nvt_recorder *r)
 	}
 }
 
+/* The chunk being filled will be full within an eighth of the checkpoint interval at the rate
+ * it has filled so far: its own write comes as soon, and a prefix write would only hold the
+ * chunk's write back (on a drive near its limit, with a small ring, long enough to drop). */
+static bool fills_soon(const struct nvt_recorder *r, uint64_t k, uint64_t fill)
+{
+	uint64_t t0 = r->chunk_t[k % r->ring.nchunks], now = nvt_real_ns();
+
+	if (!t0 || now <= t0)
+		return false;
+	return (long double)(r->ring.chunk_bytes - fill) * (now - t0) / fill <
+	       (long double)r->o.checkpoint_ns / 8;
+}
+
 /* At a checkpoint, when every published chunk is written: write what the producer has put
  * into the chunk it is filling, in whole 4 KiB blocks from the last one written before (the
  * bytes past the filled end are rewritten when the chunk is). A slow stream then loses no
@@ -188,7 +201,7 @@ static bool part_write(struct nvt_recorder *r)
 		r->part_landed = r->part_crc_len = 0;
 		r->part_crc = 0;
 	}
-	if (fill <= r->part_landed || fill > r->ring.chunk_bytes)
+	if (fill <= r->part_landed || fill > r->ring.chunk_bytes || fills_soon(r, k, fill))
 		return false;
 	from = r->part_landed / NVT_BLOCK * NVT_BLOCK;
 	to = align_up(fill, NVT_BLOCK);
