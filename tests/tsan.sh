@@ -87,6 +87,9 @@ step "unit tests (ring, push API)" env NVT_TEST_SKIP=test_tpg_rate_and_pacing \
 step "e2e: drops, play_drives, signal, stall, stdin, devsrc, counter, api, crash" \
 	meson test -C "$b" --suite e2e drops play_drives signal stall stdin devsrc counter api crash \
 	--num-processes 1 --print-errorlogs --timeout-multiplier 2
+# a slow stream: every checkpoint writes the part of the chunk the source is still filling
+step "record, a slow stream (checkpoints write the chunk being filled)" \
+	expect 0 "$N" record -q --rate 20KB --duration 3.5 "$work/slow.nvt"
 # bench: a rate is found (0) or not even the lowest passed (2: the instrumented checker is
 # slow); both ran every thread to its end
 step "bench record" expect "0 2" "$N" bench record -q --size 32M --runs 1 --chunk 1M --chunks 8 \
