@@ -6,7 +6,10 @@
 # injected sequence gaps (a u32 counter, VITA-49, VDIF) found and placed in the drop index
 # (epb_dropcount in the export); kernel losses with a small receive buffer counted so that the
 # index equals what the sender sent minus what was kept; several ports; bad arguments; replay
-# through the udp and packet sinks; a pcap import; whole-link capture with a filter, and its
+# through the udp and packet sinks, judged by the schedule's drift (robust under CPU load), not
+# by lateness; a pcap import (from a file, a FIFO, a pipe; Ctrl-C while it waits for a writer; a
+# pcapng export imported again with its drop events; times past 2^64 ns and after 2106; a
+# section with no interface); whole-link capture with a filter, and its
 # capture ring overflowing while nvtape is stopped (the kernel's count indexed); a fanout over
 # several capture sockets; hardware timestamps refused where the interface has none; IPv6 (a
 # dual-stack socket, replay to an IPv6 address, a multicast group).
@@ -47,6 +50,25 @@ send() { ip netns exec "$NA" "$GEN" "$IPB" "$@" >"$T/g.out" || fail "udpgen $*";
 sent() { awk '{print $2}' "$T/g.out"; }
 epoch() { # ns as seconds.nanoseconds
 	printf '%d.%09d' $(($1 / 1000000000)) $(($1 % 1000000000))
+}
+# drop_places FILE: "PACKETS-BEFORE LOST" for each drop event of a packet recording (where its
+# data offset falls among the packet blocks of the data section)
+drop_places() {
+	"$NVT" info --json "$1" >"$T/i.json" 2>/dev/null && "$NVT" export -q -o "$T/places.raw" "$1" >/dev/null 2>&1 ||
+		fail "drop_places $1"
+	python3 - "$T/i.json" "$T/places.raw" <<'PY'
+import bisect, json, struct, sys
+ev = json.load(open(sys.argv[1]))["drop_events"]
+b = open(sys.argv[2], "rb").read()
+starts, at = [], 0
+while at + 8 <= len(b):
+    t, n = struct.unpack_from("<II", b, at)
+    if t == 6:
+        starts.append(at)
+    at += n
+for e in ev:
+    print(bisect.bisect_left(starts, e["data_offset"]), e["beats"])
+PY
 }
 
 # 1. 20000 datagrams of 1472 bytes with a counter, paced: all kept, no drops; the export's
@@ -109,6 +131,18 @@ expect_rc 2 "$NVT" verify "$T/b.nvt"
 [ "$(field packets)" = "$bsent" ] && [ "$(field gap_beats)" = "$skipped" ] && [ "$(field drops_match)" = 1 ] ||
 	fail "verify: $(grep RESULT "$T/out")"
 ok "sequence gaps ($skipped packets) indexed where they are, epb_dropcount in the export, verify matches them"
+
+# 2b. that export imported again: its epb_dropcount options come back as drop events at the same
+# places (the packets before each, the packets lost), and verify finds them as the gaps
+expect_rc 2 "$NVT" record --source pcap:"$T/b.pcapng" "$T/bi.nvt"
+[ "$(field packets)" = "$bsent" ] && [ "$(field drops)" = "$skipped" ] || fail "import: $(grep RESULT "$T/out")"
+drop_places "$T/b.nvt" >"$T/b.places"
+drop_places "$T/bi.nvt" >"$T/bi.places"
+[ "$(wc -l <"$T/b.places")" -ge 2 ] && cmp "$T/b.places" "$T/bi.places" ||
+	fail "drop events after a round trip: $(paste "$T/b.places" "$T/bi.places" | head -5)"
+expect_rc 2 "$NVT" verify --check counter:u32be@0 "$T/bi.nvt"
+[ "$(field gap_beats)" = "$skipped" ] && [ "$(field drops_match)" = 1 ] || fail "verify the import: $(grep RESULT "$T/out")"
+ok "a pcapng export imported again: $(wc -l <"$T/b.places") drop events in the same places"
 
 # 3. presets: VITA-49's 4-bit count, VDIF's seconds and frame numbers (across a second)
 start_rec 4002 --source udp:4002 --check vita49 --duration 2 -q "$T/v.nvt"
@@ -195,9 +229,10 @@ expect_rc 64 "$NVT" record --source udp:70000 "$T/x.nvt"
 expect_rc 64 "$NVT" record --source udp:4000,foo=1 "$T/x.nvt"
 expect_rc 64 "$NVT" record --source udp:4000 --check vdif:0 "$T/x.nvt"
 expect_rc 64 "$NVT" record --source tpg --check vita49 --size 1M "$T/x.nvt"
-python3 -c "import socket,time; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('', 4020)); time.sleep(3)" &
-sleep 0.3
-expect_rc 1 "$NVT" record --source udp:4020 --duration 1 "$T/y.nvt"
+# (in namespace B: a port of the machine's own namespace may be another program's)
+ip netns exec "$NB" python3 -c "import socket,time; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('', 4020)); time.sleep(3)" &
+for i in $(seq 100); do ip netns exec "$NB" ss -Hlun "sport = :4020" | grep -q . && break; sleep 0.05; done
+expect_rc 1 ip netns exec "$NB" "$NVT" record --source udp:4020 --duration 1 "$T/y.nvt"
 grep -q "another program receives there" "$T/err" || fail "port in use: $(cat "$T/err")"
 [ ! -e "$T/y.nvt" ] || fail "a recording file was left for a port in use"
 wait
@@ -219,47 +254,70 @@ ok "replay through the udp sink: the same payloads in order, twice with --loop 2
 
 # 8. a capture made elsewhere (pcap, nanosecond times, Ethernet frames, gaps of 200 +- 0.9 us)
 # imported, exported again unchanged, and replayed on the veth at its own timing through the
-# packet sink: every frame arrives, in order, the whole replay as long as the capture
+# packet sink: every frame arrives, in order, on its schedule. The schedule is judged by its
+# drift (rxstamp: the earliest frame of the last third against the earliest of the first, each
+# against its capture time), not by lateness: a busy CPU holds the sender back (up to 59 ms seen
+# on this 2-core machine under load, exit 2 with the late packets counted), yet on absolute
+# deadlines some frame of each third goes on time, and the drift stays within 1 us with two
+# busy loops beside the replay; a replay 1 % slow drifts 4000 us.
+LIMIT_US=500
+rx_start() { # PORT COUNT [GAP_NS]: rxstamp in namespace B, once it listens
+	ip netns exec "$NB" "$NVT_TEST_DIR/rxstamp" "$IFB" "$@" >"$T/rx.out" &
+	rx=$!
+	for i in $(seq 100); do grep -q ready "$T/rx.out" && break; sleep 0.05; done
+}
+drift_ok() { # the drift of rxstamp's last run (in $drift) is under LIMIT_US
+	drift=$(sed -n 's/.*drift_us=\([-0-9.]*\).*/\1/p' "$T/rx.out")
+	python3 -c "import sys; sys.exit(not abs($drift) < $LIMIT_US)" ||
+		fail "$1: the schedule drifts $drift us: $(cat "$T/rx.out")"
+}
+play_rc() { # the exit of a play: 0, or 2 with only late packets (a busy CPU) as its problem
+	local rc=$1
+	[ "$rc" = 0 ] && return 0
+	[ "$rc" = 2 ] && ! grep "^PROBLEM" "$T/p.out" | grep -qv "after their deadline" && return 0
+	cat "$T/p.out"
+	fail "$2: exit $rc"
+}
 python3 "$(dirname "$0")/../net/mkpcap.py" "$T/in.pcap" 3000 200000 900 106 10.200.0.99 02:00:00:00:00:99 9999
 expect_rc 0 "$NVT" record --source pcap:"$T/in.pcap" "$T/in.nvt"
 [ "$(field packets)" = 3000 ] || fail "import: $(grep RESULT "$T/out")"
 expect_rc 0 "$NVT" export --format pcap -o "$T/out.pcap" "$T/in.nvt"
 cmp "$T/in.pcap" "$T/out.pcap" || fail "pcap in != pcap out"
-ip netns exec "$NB" "$NVT_TEST_DIR/rxstamp" "$IFB" 9999 3000 >"$T/rx.out" &
-rx=$!
-for i in $(seq 100); do grep -q ready "$T/rx.out" && break; sleep 0.05; done
-ip netns exec "$NA" "$NVT" play -q --sink packet:"$IFA" --late 50ms "$T/in.nvt" >"$T/p.out" 2>&1 ||
-	{ cat "$T/p.out"; fail "play --sink packet"; }
+rx_start 9999 3000
+ip netns exec "$NA" "$NVT" play --sink packet:"$IFA" "$T/in.nvt" >"$T/p.out" 2>&1
+play_rc $? "play --sink packet"
 wait $rx || fail "rxstamp: $(cat "$T/rx.out")"
 grep -q "packets=3000 missing=0 reordered=0" "$T/rx.out" || fail "received: $(cat "$T/rx.out")"
+grep -q "packets=3000 packets_skipped=0" "$T/p.out" || fail "play: $(grep RESULT "$T/p.out")"
+drift_ok "replay at the capture's timing"
+odrift=$drift
 ratio=$(sed -n 's/.*duration_ratio=\([0-9.]*\).*/\1/p' "$T/rx.out")
-python3 -c "import sys; sys.exit(abs($ratio - 1) > 0.01)" || fail "duration ratio $ratio"
 # as fast as it goes (sendmmsg batches): every frame, in order
-ip netns exec "$NB" "$NVT_TEST_DIR/rxstamp" "$IFB" 9999 3000 >"$T/rx.out" &
-rx=$!
-for i in $(seq 100); do grep -q ready "$T/rx.out" && break; sleep 0.05; done
+rx_start 9999 3000
 ip netns exec "$NA" "$NVT" play -q --sink packet:"$IFA" --timing fast "$T/in.nvt" >"$T/p.out" 2>&1 ||
 	{ cat "$T/p.out"; fail "play --sink packet --timing fast"; }
 wait $rx || fail "rxstamp: $(cat "$T/rx.out")"
 grep -q "packets=3000 missing=0 reordered=0" "$T/rx.out" || fail "fast: $(cat "$T/rx.out")"
 grep -q "packets=3000 packets_skipped=0" "$T/p.out" || fail "fast: $(grep RESULT "$T/p.out")"
-# a capture whose time steps back 100 ms (merged captures, a fanout's rings): that frame goes
-# at once after the one before, not late
+# a capture whose time steps back (merged captures, a fanout's rings; here its last frame, by
+# 0.5 s): that frame goes at once after the one before, not late. Were it due at its own time
+# it would be 0.5 s late, above --late 400ms; CPU load (59 ms seen) stays far below that
 python3 - "$T/in.pcap" "$T/back.pcap" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
-at = 24 + 1500 * (16 + 106)  # frame 1500's record header
+at = 24 + 2999 * (16 + 106)  # the last frame's record header
 sec, ns = struct.unpack_from("<II", b, at)
-t = sec * 10**9 + ns - 100_000_000
+t = sec * 10**9 + ns - 500_000_000
 struct.pack_into("<II", b, at, t // 10**9, t % 10**9)
 open(sys.argv[2], "wb").write(b)
 PY
 expect_rc 0 "$NVT" record --source pcap:"$T/back.pcap" "$T/back.nvt"
-ip netns exec "$NA" "$NVT" play -q --sink packet:"$IFA" --late 50ms "$T/back.nvt" >"$T/p.out" 2>&1 ||
+ip netns exec "$NA" "$NVT" play -q --sink packet:"$IFA" --late 400ms "$T/back.nvt" >"$T/p.out" 2>&1 ||
 	{ cat "$T/p.out"; fail "play a capture whose time steps back"; }
 grep -q "packets=3000 .*packets_late=0" "$T/p.out" || fail "time step back: $(grep RESULT "$T/p.out")"
 # at --pps through the udp sink, frames it skips (every other one made ARP) take no pace slot:
-# 1500 datagrams of 3000 frames at 5000 a second take 0.3 s, not 0.6
+# 1500 datagrams of 3000 frames at 5000 a second arrive 200 us apart (a slot each: drift 0),
+# not 400 (a slot for each frame skipped too: drift 200000 us)
 python3 - "$T/in.pcap" "$T/arp.pcap" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
@@ -268,11 +326,13 @@ for i in range(1, 3000, 2):
 open(sys.argv[2], "wb").write(b)
 PY
 expect_rc 0 "$NVT" record --source pcap:"$T/arp.pcap" "$T/arp.nvt"
-ip netns exec "$NA" "$NVT" play -q --sink udp:"$IPB":4060 --pps 5000 --late 50ms "$T/arp.nvt" >"$T/p.out" 2>&1 ||
-	{ cat "$T/p.out"; fail "play at --pps with frames skipped"; }
+rx_start 4060 1500 200000
+ip netns exec "$NA" "$NVT" play --sink udp:"$IPB":4060 --pps 5000 "$T/arp.nvt" >"$T/p.out" 2>&1
+play_rc $? "play at --pps with frames skipped"
+wait $rx || fail "rxstamp: $(cat "$T/rx.out")"
 grep -q "packets=1500 packets_skipped=1500" "$T/p.out" || fail "skipped: $(grep RESULT "$T/p.out")"
-secs=$(sed -n 's/.* seconds=\([0-9.]*\) .*/\1/p' "$T/p.out")
-python3 -c "import sys; sys.exit(not 0.28 <= $secs < 0.45)" || fail "1500 datagrams at 5000/s took $secs s"
+grep -q "RX packets=1500 " "$T/rx.out" || fail "received at --pps: $(cat "$T/rx.out")"
+drift_ok "1500 datagrams at --pps 5000"
 # size limits that are not whole 4-byte words, and one too small for the headers: the data is
 # still whole pcapng blocks (verify walks them); a frame larger than a ring chunk: an error
 for size in 19557 19560 19566; do
@@ -288,7 +348,65 @@ grep -q "does not fit a ring chunk" "$T/err" || fail "a frame larger than a chun
 expect_rc 0 "$NVT" record --size 1M "$T/tpg.nvt"
 expect_rc 64 "$NVT" play --sink udp:"$IPB":4030 "$T/tpg.nvt"
 expect_rc 64 "$NVT" play --sink checker "$T/in.nvt"
-ok "pcap imported and exported unchanged; replayed at its timing (duration ratio $ratio) and as fast as it goes"
+ok "pcap imported and exported unchanged; replayed at its timing (drift $odrift us, duration ratio $ratio) and as fast as it goes"
+
+# 8b. a FIFO and a pipe (pcap:<(cmd)) are read once: the same packets as from the file; a FIFO
+# no program writes to is waited on until Ctrl-C, which ends the recording at once; an input that
+# is no capture: exit 1 and no file left
+mkfifo "$T/fifo"
+cat "$T/in.pcap" >"$T/fifo" &
+expect_rc 0 timeout -k 5 30 "$NVT" record --source pcap:"$T/fifo" "$T/fifo.nvt"
+wait
+[ "$(field packets)" = 3000 ] || fail "import from a FIFO: $(cat "$T/err")"
+expect_rc 0 "$NVT" record --source pcap:<(cat "$T/in.pcap") "$T/pipe.nvt"
+expect_rc 0 "$NVT" export --format pcap -o "$T/pipe.pcap" "$T/pipe.nvt"
+cmp "$T/in.pcap" "$T/pipe.pcap" || fail "a pipe's import differs from the file's"
+"$NVT" record --source pcap:"$T/fifo" "$T/wait.nvt" >"$T/out" 2>"$T/err" &
+rp=$!
+wait_header "$T/wait.nvt" 1
+kill -INT "$rp"
+for i in $(seq 100); do kill -0 "$rp" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$rp" 2>/dev/null && { kill -9 "$rp"; fail "Ctrl-C did not end a recording that waits on a FIFO"; }
+wait "$rp"
+rc=$?
+[ "$rc" = 1 ] && grep -q "stopped before the capture's first bytes came" "$T/err" || fail "Ctrl-C on a FIFO: exit $rc, $(cat "$T/err")"
+[ ! -e "$T/wait.nvt" ] || fail "a recording that got nothing left its file"
+expect_rc 1 "$NVT" record --source pcap:<(head -c 100 /dev/zero) "$T/bad.nvt"
+grep -q "no magic number" "$T/err" && [ ! -e "$T/bad.nvt" ] || fail "not a capture: $(cat "$T/err")"
+ok "pcap from a FIFO and a pipe (read once); Ctrl-C ends a wait for a writer; a failed start leaves no file"
+
+# 8c. pcapng oddities: a time past 2^64 ns (microsecond units) refused, not wrapped; a time after
+# 2106 kept in pcapng, and refused by pcap (32-bit seconds) rather than cut; a section header
+# alone (no interface, no packets) refused with no file; an interface without packets: an
+# empty recording that verify passes
+python3 - "$T" <<'PY'
+import struct, sys
+d = sys.argv[1]
+shb = struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28)
+idb_us = struct.pack("<IIHHII", 1, 20, 101, 0, 65535, 20)
+idb_ns = struct.pack("<IIHHIHHBxxxHHI", 1, 32, 101, 0, 65535, 9, 1, 9, 0, 0, 32)
+def epb(ts, data=b"\x45" + bytes(27)):
+    n = 32 + len(data)
+    return struct.pack("<7I", 6, n, 0, ts >> 32, ts & 0xFFFFFFFF, len(data), len(data)) + data + struct.pack("<I", n)
+open(d + "/wrap.pcapng", "wb").write(shb + idb_us + epb(1_700_000_000_000_000) + epb(2**64 - 5))
+open(d + "/y2200.pcapng", "wb").write(shb + idb_ns + epb(1_700_000_000_000_000_000) + epb(7_258_118_400_000_000_000))
+open(d + "/shb.pcapng", "wb").write(shb)
+open(d + "/idb.pcapng", "wb").write(shb + idb_us)
+PY
+expect_rc 1 "$NVT" record --source pcap:"$T/wrap.pcapng" "$T/wrap.nvt"
+grep -q "past the year 2554" "$T/err" || fail "a time past 2^64 ns: $(cat "$T/err")"
+expect_rc 0 "$NVT" record --source pcap:"$T/y2200.pcapng" "$T/y2200.nvt"
+expect_rc 0 "$NVT" export --format pcapng -o "$T/y2200.out" "$T/y2200.nvt"
+[ "$(tshark -r "$T/y2200.out" -T fields -e frame.time_epoch 2>/dev/null | tail -n 1)" = 7258118400.000000000 ] ||
+	fail "a time after 2106 in pcapng"
+expect_rc 64 "$NVT" export --format pcap -o "$T/y2200.pcap" "$T/y2200.nvt"
+grep -q "past pcap's 32-bit seconds" "$T/err" || fail "pcap after 2106: $(cat "$T/err")"
+expect_rc 1 "$NVT" record --source pcap:"$T/shb.pcapng" "$T/shb.nvt"
+grep -q "no interface description" "$T/err" && [ ! -e "$T/shb.nvt" ] || fail "a section header alone: $(cat "$T/err")"
+expect_rc 0 "$NVT" record --source pcap:"$T/idb.pcapng" "$T/idb.nvt"
+expect_rc 0 "$NVT" verify "$T/idb.nvt"
+[ "$(field packets)" = 0 ] || fail "an interface without packets: $(grep RESULT "$T/out")"
+ok "pcapng times past 2^64 ns refused, after 2106 kept (pcap refuses them); no interface: refused"
 
 # 9. whole-link capture on the peer with a filter: frames to a neighbour that does not exist
 # (B's IP drops them, AF_PACKET sees them); another port's frames are filtered out in the kernel

@@ -74,6 +74,7 @@ struct nvt_pcapng_block {
 	/* EPB / SPB */
 	uint32_t ifid, caplen, origlen;
 	uint64_t ts_ns; /* in ns, from the interface's resolution */
+	uint64_t drops; /* EPB: its epb_dropcount (packets lost right before it), 0 none */
 	const uint8_t *data;
 	/* IDB */
 	uint16_t linktype;
