@@ -111,7 +111,8 @@ struct nvt_record_result {
 	enum nvt_stop_reason reason;
 	double seconds;          /* first beat to last write done (CLOCK_MONOTONIC) */
 	uint64_t source_bytes;   /* bytes the source placed into chunks: all must be written */
-	uint64_t lost_unwritten; /* beats filled but never written (failed storage only) */
+	uint64_t lost_unwritten; /* units (packets of a packet recording) filled but never written
+				    (failed storage only) */
 	uint64_t io_cpu_ns, src_cpu_ns, proc_cpu_ns;
 	uint64_t pace_steps, pace_steps_long, pace_max_step_bytes;
 	bool hugetlb, fixed_bufs;

@@ -11,8 +11,12 @@
 # pcapng export imported again with its drop events; times past 2^64 ns and after 2106; a
 # section with no interface); whole-link capture with a filter, and its
 # capture ring overflowing while nvtape is stopped (the kernel's count indexed); a fanout over
-# several capture sockets; hardware timestamps refused where the interface has none; IPv6 (a
-# dual-stack socket, replay to an IPv6 address, a multicast group).
+# several capture sockets; hardware timestamps refused where the interface has none; a ring
+# chunk too small for the largest datagram refused; a file system filling under a flood (the
+# packets never written counted as packets); IPv6 (a dual-stack socket, replay to an IPv6
+# address, a multicast group, 65527-byte datagrams kept whole). Recordings end by Ctrl-C once
+# the sender is done, not at a fixed --duration that a sender slow to start (a busy machine)
+# could miss.
 . "$(dirname "$0")/lib.sh"
 need_root
 GEN=${NVT_TEST_DIR:?}/udpgen
@@ -39,6 +43,15 @@ start_rec() {
 	done
 	cat "$T/r.err"
 	fail "nvtape did not start"
+}
+# stop_rec RC: Ctrl-C to the recording (what the sockets hold is kept), then end_rec RC. The
+# tests end recordings so, once the sender is done, not at a --duration: a sender started late
+# on a busy machine (python takes 1.5 s to start under load) would miss a fixed duration
+stop_rec() {
+	local p
+	p=$(pgrep -P "$rp" -x nvtape) # under a WRAP, $rp is the shell that started it
+	kill -INT "${p:-$rp}"
+	end_rec "$1"
 }
 end_rec() {
 	wait $rp
@@ -74,9 +87,9 @@ PY
 # 1. 20000 datagrams of 1472 bytes with a counter, paced: all kept, no drops; the export's
 # packet count and first and last times are tshark's and capinfos'; the raw data section is
 # pcapng as it is (its padding blocks skipped)
-start_rec 4000 --source udp:4000 --check counter:u32be@0 --duration 3 -q "$T/a.nvt"
+start_rec 4000 --source udp:4000 --check counter:u32be@0 -q "$T/a.nvt"
 send 4000 1472 20000 20000
-end_rec 0
+stop_rec 0
 [ "$(field packets)" = 20000 ] && [ "$(field drops)" = 0 ] && [ "$(field check_records)" = 20000 ] ||
 	fail "20000 datagrams: $(grep RESULT "$T/out")"
 expect_rc 0 "$NVT" export --format pcapng -o "$T/a.pcapng" --json "$T/a.nvt"
@@ -116,9 +129,9 @@ expect_rc 2 "$NVT" verify "$T/bad.nvt"
 ok "20000 datagrams kept; pcapng, pcap and the data section read by tshark and capinfos"
 
 # 2. gaps the sender leaves: found, counted, indexed where they are, shown in the export
-start_rec 4001 --source udp:4001 --check counter:u32be@0 --duration 2 -q "$T/b.nvt"
+start_rec 4001 --source udp:4001 --check counter:u32be@0 -q "$T/b.nvt"
 send 4001 200 5000 10000 --skip-at 1000:5 --skip 997
-end_rec 2
+stop_rec 2
 skipped=$(awk '{print $4}' "$T/g.out")
 bsent=$(sent)
 [ "$(field drops)" = "$skipped" ] && [ "$(field check_missing)" = "$skipped" ] &&
@@ -145,20 +158,21 @@ expect_rc 2 "$NVT" verify --check counter:u32be@0 "$T/bi.nvt"
 ok "a pcapng export imported again: $(wc -l <"$T/b.places") drop events in the same places"
 
 # 3. presets: VITA-49's 4-bit count, VDIF's seconds and frame numbers (across a second)
-start_rec 4002 --source udp:4002 --check vita49 --duration 2 -q "$T/v.nvt"
+start_rec 4002 --source udp:4002 --check vita49 -q "$T/v.nvt"
 send 4002 256 3000 10000 --fmt vita49 --skip-at 700:3
-end_rec 2
+stop_rec 2
 [ "$(field check_missing)" = 3 ] || fail "vita49: $(grep RESULT "$T/out")"
-start_rec 4003 --source udp:4003 --check vdif --duration 2 -q "$T/d.nvt"
+start_rec 4003 --source udp:4003 --check vdif -q "$T/d.nvt"
 send 4003 1056 3000 10000 --fmt vdif:1000 --skip-at 1998:4
-end_rec 2
+stop_rec 2
 [ "$(field check_missing)" = 4 ] && [ "$(field check_backward)" = 0 ] || fail "vdif: $(grep RESULT "$T/out")"
 ok "VITA-49 and VDIF presets find the gaps (across a VDIF second, the rate learned)"
 
 # 4. the kernel's losses: a 64 KiB receive buffer against an unpaced sender; the drop index
 # holds what was sent and not kept, and the sequence gaps equal the kernel's own count
-start_rec 4004 --source udp:4004,rcvbuf=64K --check counter:u32be@0 --duration 3 -q "$T/k.nvt"
+start_rec 4004 --source udp:4004,rcvbuf=64K --check counter:u32be@0 -q "$T/k.nvt"
 send 4004 1472 200000
+kill -INT "$rp"
 wait $rp
 cp "$T/r.out" "$T/out"
 kd=$(field kernel_drops)
@@ -170,10 +184,10 @@ expect_rc 2 "$NVT" verify "$T/k.nvt"
 ok "kernel losses ($kd of $(sent)): index = sent - kept = the kernel's count, verify matches the gaps"
 
 # 5. several ports at once, one capture
-start_rec 4013 --source udp:4010-4011,4013 --duration 2 -q "$T/m.nvt"
+start_rec 4013 --source udp:4010-4011,4013 -q "$T/m.nvt"
 send 4010 100 1000 5000
 send 4013 100 500 5000
-end_rec 0
+stop_rec 0
 [ "$(field packets)" = 1500 ] || fail "ports: $(grep RESULT "$T/out")"
 expect_rc 0 "$NVT" export --format pcap -o "$T/m.pcap" "$T/m.nvt"
 [ "$(tshark -r "$T/m.pcap" -T fields -e udp.dstport 2>/dev/null | sort | uniq -c | awk '{print $2 ":" $1}' | tr '\n' ' ')" = "4010:1000 4013:500 " ] ||
@@ -182,9 +196,9 @@ ok "ports 4010-4011 and 4013 in one recording"
 
 # 5b. a multicast group joined on the interface
 ip -n "$NA" route add 239.0.0.0/8 dev "$IFA" || fail "multicast route"
-start_rec 4040 --source udp:239.1.2.3:4040,iface="$IFB" --duration 2 -q "$T/mc.nvt"
+start_rec 4040 --source udp:239.1.2.3:4040,iface="$IFB" -q "$T/mc.nvt"
 ip netns exec "$NA" "$GEN" 239.1.2.3 4040 500 1000 10000 >"$T/g.out" || fail "udpgen multicast"
-end_rec 0
+stop_rec 0
 [ "$(field packets)" = 1000 ] && [ "$(field drops)" = 0 ] || fail "multicast: $(grep RESULT "$T/out")"
 ok "multicast group 239.1.2.3 joined: 1000 datagrams"
 
@@ -236,15 +250,28 @@ expect_rc 1 ip netns exec "$NB" "$NVT" record --source udp:4020 --duration 1 "$T
 grep -q "another program receives there" "$T/err" || fail "port in use: $(cat "$T/err")"
 [ ! -e "$T/y.nvt" ] || fail "a recording file was left for a port in use"
 wait
-ok "bad arguments refused (exit 64), a taken port (exit 1, no file)"
+# a ring chunk too small for the largest datagram's block (65507 bytes + 28 of headers + 32 of
+# pcapng: 65568 > 64 KiB): refused at the start, naming both fixes; with a snaplen that fits,
+# a 65507-byte datagram is kept (cut to the snaplen) and the recording goes on
+expect_rc 64 ip netns exec "$NB" "$NVT" record --source udp:4021 --chunk 64K --duration 1 "$T/y.nvt"
+grep -q -- "--chunk 68K or more, or keep at most 65476 bytes of each (snaplen=65476)" "$T/err" &&
+	[ ! -e "$T/y.nvt" ] || fail "a chunk too small: $(cat "$T/err")"
+expect_rc 64 ip netns exec "$NB" "$NVT" record --source "udp:[::]:4021" --chunk 64K --duration 1 "$T/y.nvt"
+expect_rc 64 ip netns exec "$NB" "$NVT" record --source "packet:$IFB" --chunk 64K --duration 1 "$T/y.nvt"
+start_rec 4021 --source udp:4021,snaplen=65476 --chunk 64K -q "$T/y.nvt"
+send 4021 65507 3 100
+send 4021 100 3 100
+stop_rec 0
+[ "$(field packets)" = 6 ] || fail "snaplen=65476 with 64 KiB chunks: $(grep RESULT "$T/out")"
+ok "bad arguments refused (exit 64), a taken port (exit 1, no file), a chunk too small for a datagram"
 
 # 7. replay: the gap recording of part 2 sent back out through the udp sink (as fast as it goes,
 # sendmmsg batches; the timing is part 8's) and recorded again: the same payloads in the same
 # order, twice with --loop 2 (10000 datagrams fit the receiver's 32 MiB socket buffer)
-start_rec 4030 --source udp:4030 --duration 4 -q "$T/c.nvt"
+start_rec 4030 --source udp:4030 -q "$T/c.nvt"
 ip netns exec "$NA" "$NVT" play -q --sink udp:"$IPB":4030 --timing fast --loop 2 "$T/b.nvt" >"$T/p.out" 2>&1 ||
 	{ cat "$T/p.out"; fail "play --sink udp"; }
-end_rec 0
+stop_rec 0
 grep -q "packets=$((2 * bsent)) packets_skipped=0" "$T/p.out" || fail "play: $(grep RESULT "$T/p.out")"
 expect_rc 0 "$NVT" export --format pcapng -o "$T/c.pcapng" "$T/c.nvt"
 tshark -r "$T/b.pcapng" -T fields -e udp.payload 2>/dev/null >"$T/b.pl"
@@ -428,10 +455,10 @@ start_cap() { # OPTIONS ARGS...: a capture, once it takes frames
 	cat "$T/r.err"
 	fail "the capture did not start"
 }
-start_cap "filter=udp dst port 7000" --duration 2 -q "$T/p.nvt"
+start_cap "filter=udp dst port 7000" -q "$T/p.nvt"
 ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 20000 >"$T/g.out" || fail "udpgen"
 ip netns exec "$NA" "$GEN" 10.200.0.99 7001 1472 500 >/dev/null || fail "udpgen"
-end_rec 0
+stop_rec 0
 [ "$(field packets)" = 20000 ] && [ "$(field drops)" = 0 ] || fail "capture: $(grep RESULT "$T/out")"
 expect_rc 0 "$NVT" export --format pcapng -o "$T/p.pcapng" "$T/p.nvt"
 [ "$(capinfos -M -c -T -r "$T/p.pcapng" 2>/dev/null | awk '{print $2}')" = 20000 ] || fail "capinfos"
@@ -441,7 +468,7 @@ ok "capture with a kernel filter: 20000 frames, the other port's left out"
 
 # 10. the capture ring overflows while nvtape is stopped (SIGSTOP): the kernel's count is
 # indexed, and kept + dropped = sent
-start_cap "filter=udp dst port 7000,ring=4M" --duration 4 -q "$T/q.nvt"
+start_cap "filter=udp dst port 7000,ring=4M" -q "$T/q.nvt"
 ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 100000 50000 >"$T/g.out" &
 g=$!
 sleep 0.2
@@ -450,7 +477,7 @@ kill -STOP "$pk"
 sleep 1.2
 kill -CONT "$pk"
 wait $g
-end_rec 2
+stop_rec 2
 kd=$(field kernel_drops)
 [ "$kd" -gt 0 ] && [ "$(field drops)" = "$kd" ] && [ $(($(field packets) + kd)) = 100000 ] ||
 	fail "overflow: $(grep RESULT "$T/out")"
@@ -459,26 +486,26 @@ ok "capture ring overflow: $kd frames lost, indexed, kept + lost = sent"
 # 11. fanout: the frames spread over two sockets in turn (lb), each with its own capture ring,
 # all kept once; two flows hashed; the options checked; hardware timestamps asked of veth
 # (which has none): a clear runtime error and no file
-start_cap "filter=udp dst port 7000,fanout=2:lb" --duration 3 -q "$T/f.nvt"
+start_cap "filter=udp dst port 7000,fanout=2:lb" -q "$T/f.nvt"
 ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 20000 20000 >"$T/g.out" || fail "udpgen"
-end_rec 0
+stop_rec 0
 [ "$(field packets)" = 20000 ] && [ "$(field drops)" = 0 ] || fail "fanout: $(grep RESULT "$T/out")"
 grep -Eq "fanout over 2 sockets \(lb\): frames [1-9][0-9]* \+ [1-9][0-9]*;" "$T/r.err" ||
 	fail "fanout: both sockets take frames: $(cat "$T/r.err")"
 expect_rc 0 "$NVT" export --format pcapng -o "$T/f.pcapng" "$T/f.nvt"
 [ "$(tshark -r "$T/f.pcapng" -T fields -e data.data 2>/dev/null | cut -c1-8 | sort -u | wc -l)" = 20000 ] ||
 	fail "fanout: 20000 different sequence numbers"
-start_cap "filter=udp dst port 7000,fanout=3" --duration 3 -q "$T/h.nvt"
+start_cap "filter=udp dst port 7000,fanout=3" -q "$T/h.nvt"
 ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 5000 10000 --src-port 5001 >/dev/null &
 g=$!
 ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 5000 10000 --src-port 5002 >/dev/null || fail "udpgen"
 wait $g || fail "udpgen"
-end_rec 0
+stop_rec 0
 [ "$(field packets)" = 10000 ] && [ "$(field drops)" = 0 ] || fail "fanout hash: $(grep RESULT "$T/out")"
 # without a filter: every frame on the link, those sent among them once each
-start_cap "fanout=2" --duration 2 -q "$T/n.nvt"
+start_cap "fanout=2" -q "$T/n.nvt"
 ip netns exec "$NA" "$GEN" 10.200.0.99 7000 1472 5000 10000 >"$T/g.out" || fail "udpgen"
-end_rec 0
+stop_rec 0
 expect_rc 0 "$NVT" export --format pcapng -o "$T/n.pcapng" "$T/n.nvt"
 [ "$(tshark -r "$T/n.pcapng" -Y "udp.dstport == 7000" -T fields -e data.data 2>/dev/null | cut -c1-8 | sort -u | wc -l)" = 5000 ] &&
 	[ "$(tshark -r "$T/n.pcapng" -Y "udp.dstport == 7000" 2>/dev/null | wc -l)" = 5000 ] ||
@@ -497,10 +524,10 @@ if [ -d /sys/fs/cgroup/blkio ]; then
 	make_loop 1G xfs
 	make_cgroup 5242880 "$DEV"
 	WRAP=(in_cgroup "$CG")
-	start_rec 4050 --source udp:4050 --chunk 1M --chunks 4 --duration 4 -q "$MNT/t.nvt"
+	start_rec 4050 --source udp:4050 --chunk 1M --chunks 4 -q "$MNT/t.nvt"
 	WRAP=()
 	send 4050 1472 40000 13600
-	end_rec 2
+	stop_rec 2
 	d=$(field drops)
 	[ "$d" -gt 0 ] && [ $(($(field packets) + d)) = "$(sent)" ] || fail "throttled: $(grep RESULT "$T/out")"
 	expect_rc 0 "$NVT" export --format pcapng -o "$T/t.pcapng" "$MNT/t.nvt"
@@ -518,6 +545,25 @@ if [ -d /sys/fs/cgroup/blkio ]; then
 else
 	echo "skip: throttled drive (needs the blkio cgroup)"
 fi
+
+# 12b. a 64 MiB file system filling under a flood of datagrams: the packets the storage never
+# wrote are counted in packets (not bytes): the packets put in the ring = those on the disk +
+# those never written, and the drops no more than were sent
+make_loop 64M ext4
+start_rec 4051 --source udp:4051 -q "$MNT/full.nvt"
+send 4051 1472 200000
+end_rec 1
+grep -q "no space left on the device" "$T/r.err" &&
+	grep -q "packets were captured but never written" "$T/r.err" || fail "a full file system: $(cat "$T/r.err")"
+ring=$(field packets)
+unwritten=$(field lost_unwritten)
+drops=$(field drops)
+expect_rc 2 "$NVT" verify "$MNT/full.nvt"
+disk=$(field packets)
+[ "$unwritten" -gt 0 ] && [ $((disk + unwritten)) = "$ring" ] && [ "$(field drop_count)" = "$drops" ] &&
+	[ $((disk + drops)) -le "$(sent)" ] ||
+	fail "unwritten $unwritten, in the ring $ring, on the disk $disk, drops $drops, sent $(sent)"
+ok "a full file system: $unwritten packets never written, counted as packets ($disk kept of $(sent) sent)"
 
 # 13. IPv6: a [::] socket takes IPv6 and IPv4 datagrams, each kept behind its own header (tshark
 # sees the addresses); replayed to an IPv6 address and recorded there again, payloads in order;
@@ -543,27 +589,49 @@ if not dst.startswith("ff"):
         t.sendto(struct.pack(">I", i) + b"4" * 96, (ip4, port))
 PY
 }
-start_rec 4070 --source "udp:[::]:4070" --duration 2 -q "$T/v6.nvt"
+start_rec 4070 --source "udp:[::]:4070" -q "$T/v6.nvt"
 send6 4070 fd00:200::2
-end_rec 0
+stop_rec 0
 [ "$(field packets)" = 1000 ] && [ "$(field drops)" = 0 ] || fail "IPv6 and IPv4: $(grep RESULT "$T/out")"
 expect_rc 0 "$NVT" export --format pcapng -o "$T/v6.pcapng" "$T/v6.nvt"
 [ "$(tshark -r "$T/v6.pcapng" -T fields -e ipv6.src -e ipv6.dst -e udp.dstport 2>/dev/null | grep -c "^fd00:200::1	fd00:200::2	4070$")" = 500 ] &&
 	[ "$(tshark -r "$T/v6.pcapng" -T fields -e ip.src -e ip.dst -e udp.dstport 2>/dev/null | grep -c "^$IPA	$IPB	4070$")" = 500 ] ||
 	fail "the headers tshark reads: $(tshark -r "$T/v6.pcapng" 2>&1 | head -3)"
-start_rec 4071 --source "udp:[fd00:200::2]:4071" --duration 3 -q "$T/v6b.nvt"
+start_rec 4071 --source "udp:[fd00:200::2]:4071" -q "$T/v6b.nvt"
 ip netns exec "$NA" "$NVT" play -q --sink "udp:[fd00:200::2]:4071" --timing fast "$T/v6.nvt" >"$T/p.out" 2>&1 ||
 	{ cat "$T/p.out"; fail "play to an IPv6 address"; }
-end_rec 0
+stop_rec 0
 expect_rc 0 "$NVT" export --format pcapng -o "$T/v6b.pcapng" "$T/v6b.nvt"
 cmp <(tshark -r "$T/v6.pcapng" -T fields -e udp.payload 2>/dev/null) \
 	<(tshark -r "$T/v6b.pcapng" -T fields -e udp.payload 2>/dev/null) || fail "IPv6 replay: payloads differ"
-start_rec 4072 --source "udp:[ff15::4242]:4072,iface=$IFB" --duration 2 -q "$T/v6m.nvt"
+start_rec 4072 --source "udp:[ff15::4242]:4072,iface=$IFB" -q "$T/v6m.nvt"
 send6 4072 ff15::4242
-end_rec 0
+stop_rec 0
 [ "$(field packets)" = 500 ] || fail "IPv6 multicast: $(grep RESULT "$T/out")"
 for a in "udp:[zz]:4000" "udp:[::1]x:4000" "udp:[::1:4000"; do
 	expect_rc 64 "$NVT" record --source "$a" --duration 1 "$T/x.nvt"
 done
 expect_rc 64 "$NVT" play --sink "udp:[fd00::1" "$T/v6.nvt"
-ok "IPv6: 500 IPv6 and 500 IPv4 datagrams on one [::] socket, headers as sent; replayed to an IPv6 address; a group joined"
+# the largest datagrams kept whole: IPv6 up to 65527 bytes (65535 - 8), IPv4 up to 65507; and
+# replayed whole to an IPv6 address
+start_rec 4073 --source "udp:[::]:4073" -q "$T/big6.nvt"
+ip netns exec "$NA" python3 - "$IPB" <<'PY' || fail "big datagrams"
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+for n in (65508, 65527):
+    s.sendto(bytes([n & 255]) * n, ("fd00:200::2", 4073))
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"4" * 65507, (sys.argv[1], 4073))
+PY
+stop_rec 0
+expect_rc 0 "$NVT" export --format pcapng -o "$T/big6.pcapng" "$T/big6.nvt"
+[ "$(tshark -r "$T/big6.pcapng" -T fields -e frame.cap_len -e frame.len -e udp.length 2>/dev/null | tr '\t\n' ' ')" = \
+	"65556 65556 65516 65575 65575 65535 65535 65535 65515 " ] ||
+	fail "big datagrams: $(tshark -r "$T/big6.pcapng" -T fields -e frame.cap_len -e frame.len -e udp.length 2>&1)"
+start_rec 4074 --source "udp:[fd00:200::2]:4074" -q "$T/big6b.nvt"
+ip netns exec "$NA" "$NVT" play -q --sink "udp:[fd00:200::2]:4074" --timing fast "$T/big6.nvt" >"$T/p.out" 2>&1 ||
+	{ cat "$T/p.out"; fail "replay big datagrams"; }
+stop_rec 0
+expect_rc 0 "$NVT" export --format pcapng -o "$T/big6b.pcapng" "$T/big6b.nvt"
+cmp <(tshark -r "$T/big6.pcapng" -T fields -e udp.payload 2>/dev/null) \
+	<(tshark -r "$T/big6b.pcapng" -T fields -e udp.payload 2>/dev/null) || fail "big datagrams replayed: payloads differ"
+ok "IPv6: 500 IPv6 and 500 IPv4 datagrams on one [::] socket, headers as sent; replayed to an IPv6 address; a group joined; 65527-byte IPv6 datagrams kept whole"

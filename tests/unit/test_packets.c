@@ -113,6 +113,22 @@ static int find_udp(const struct nvt_pcapng_block *b, void *arg)
 /* IPv6: the header built is found again (raw and behind Ethernet, with a destination options
  * header in the way); a later fragment, a cut header and a loop of extension headers are not
  * UDP. */
+/* the packets of a run of whole blocks (an unwritten ring chunk): padding and statistics not
+ * counted; the walk stops at a length that is no block's */
+static void test_count_packets(void **state)
+{
+	uint8_t buf[2048];
+	size_t len = build(buf);
+	uint32_t bad = 6;
+	(void)state;
+
+	assert_int_equal(nvt_pcapng_count_packets(buf, len), 3);
+	assert_int_equal(nvt_pcapng_count_packets(buf, len - 1), 3); /* the ISB cut: not a block */
+	assert_int_equal(nvt_pcapng_count_packets(buf, 0), 0);
+	memcpy(buf + 4, &bad, 4); /* the section header's length: 6 */
+	assert_int_equal(nvt_pcapng_count_packets(buf, len), 0);
+}
+
 static void test_ipv6_udp(void **state)
 {
 	uint8_t src[16] = {0xfd, 0, 2, [15] = 1}, dst[16] = {0xfd, 0, 2, [15] = 2};
@@ -390,6 +406,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_in_pieces),
+		cmocka_unit_test(test_count_packets),
 		cmocka_unit_test(test_udp_headers),
 		cmocka_unit_test(test_ipv6_udp),
 		cmocka_unit_test(test_bad_streams),

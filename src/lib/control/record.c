@@ -94,6 +94,7 @@ static int find_source(const struct nvt_record_opts *o, struct source_run *s, st
 	s->args.drops_from = o->drops_from;
 	s->args.notice = o->notice;
 	s->args.notice_arg = o->arg;
+	s->args.chunk_bytes = o->chunk_bytes;
 	if (s->ops->caps & NVT_SOURCE_PACKETS) {
 		s->args.size_bytes = o->size_bytes;
 		s->args.check = o->check && o->check[0] ? o->check : NULL;

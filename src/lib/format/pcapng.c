@@ -157,6 +157,22 @@ size_t nvt_pcapng_isb(void *buf, uint64_t ts_ns, uint64_t recv, uint64_t drop, u
 	return finish(p, PCAPNG_ISB, len);
 }
 
+uint64_t nvt_pcapng_count_packets(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint64_t n = 0;
+	uint32_t type, bytes;
+
+	for (size_t at = 0; len - at >= PCAPNG_MIN; at += bytes) {
+		memcpy(&type, p + at, 4);
+		memcpy(&bytes, p + at + 4, 4);
+		if (bytes < PCAPNG_MIN || bytes % 4 || bytes > len - at)
+			break;
+		n += type == PCAPNG_EPB || type == PCAPNG_SPB;
+	}
+	return n;
+}
+
 /* ---- reading ---- */
 
 void nvt_pcapng_reader_init(struct nvt_pcapng_reader *r)
