@@ -377,6 +377,43 @@ expect_rc 64 "$NVT" play --sink udp:"$IPB":4030 "$T/tpg.nvt"
 expect_rc 64 "$NVT" play --sink checker "$T/in.nvt"
 ok "pcap imported and exported unchanged; replayed at its timing (drift $odrift us, duration ratio $ratio) and as fast as it goes"
 
+# 8a. a late replay names its measured cause, in packets: held back with its data in the ring
+# (the player stopped for 0.5 s once its frames flow: every frame was read before the first
+# went out), or due before its data was read (reads throttled to 1 MB/s under a replay of 7 MB/s,
+# 4 x 64 KiB chunks: the ring runs dry)
+tx() { ip netns exec "$NA" cat "/sys/class/net/$IFA/statistics/tx_packets"; }
+t0=$(tx)
+ip netns exec "$NA" "$NVT" play --sink packet:"$IFA" --speed 0.25 --late 100ms --stats 0 "$T/in.nvt" >"$T/p.out" 2>&1 &
+pp=$!
+for i in $(seq 600); do [ $(($(tx) - t0)) -gt 100 ] && break; sleep 0.01; done
+kill -STOP "$pp"
+sleep 0.5
+kill -CONT "$pp"
+wait "$pp"
+rc=$?
+late=$(sed -n 's/.* packets_late=\([0-9]*\) .*/\1/p' "$T/p.out")
+[ "$rc" = 2 ] && [ "${late:-0}" -gt 0 ] && grep -q " packets_late_dry=0 " "$T/p.out" &&
+	grep -q "^nvtape play: late packets $late in [0-9]* runs ($late sent late with their data in the ring" "$T/p.out" &&
+	grep -q "^PROBLEM: $late packets went out more than 100000 us after their deadline with their data in the ring" "$T/p.out" &&
+	! grep "^PROBLEM" "$T/p.out" | grep -q "ran dry" && ! grep -q "underflows [0-9]* beats" "$T/p.out" ||
+	{ cat "$T/p.out"; fail "a replay held back: exit $rc"; }
+if [ -d /sys/fs/cgroup/blkio ]; then
+	python3 "$(dirname "$0")/../net/mkpcap.py" "$T/big.pcap" 3000 200000 0 1400 10.200.0.99 02:00:00:00:00:99 9999
+	make_loop 64M ext4
+	expect_rc 0 "$NVT" record --source pcap:"$T/big.pcap" "$MNT/big.nvt"
+	make_cgroup 0 "$DEV"
+	echo "$(lsblk -dno MAJ:MIN "$DEV" | tr -d ' ') 1048576" >"$CG/blkio.throttle.read_bps_device"
+	in_cgroup "$CG" ip netns exec "$NA" "$NVT" play --sink packet:"$IFA" --chunk 64K --chunks 4 --stats 0 "$MNT/big.nvt" >"$T/p.out" 2>&1
+	rc=$?
+	dry=$(sed -n 's/.* packets_late_dry=\([0-9]*\) .*/\1/p' "$T/p.out")
+	[ "$rc" = 2 ] && [ "${dry:-0}" -gt 1000 ] &&
+		grep -q "^PROBLEM: $dry packets were due before their data was read (the ring was empty): the stream ran dry" "$T/p.out" ||
+		{ cat "$T/p.out"; fail "a replay whose reads fall behind: exit $rc"; }
+	ok "late replays: $late packets held back with their data in the ring; $dry due before their data was read"
+else
+	ok "a late replay: $late packets held back with their data in the ring (read throttling needs the blkio cgroup)"
+fi
+
 # 8b. a FIFO and a pipe (pcap:<(cmd)) are read once: the same packets as from the file; a FIFO
 # no program writes to is waited on until Ctrl-C, which ends the recording at once; an input that
 # is no capture: exit 1 and no file left
