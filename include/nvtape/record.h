@@ -131,7 +131,8 @@ NVT_API void nvt_record_opts_init(struct nvt_record_opts *o);
 /* Record from the registered source o->source until it ends, its limit, a stop or an error:
  * the source runs on its own thread through the push API (recorder.h), the caller waits.
  * 0 when the recording ended on its own terms, -errno otherwise (res->err says why; bad
- * options have NVT_ERR_PARAM set). Drops are in res, not in the return code. */
+ * options have NVT_ERR_PARAM set). Drops are in res, not in the return code. A source that
+ * fails before it commits a byte leaves no recording: its regular files are removed. */
 NVT_API int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res);
 NVT_API const char *nvt_stop_reason_name(enum nvt_stop_reason r);
 
