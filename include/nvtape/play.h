@@ -102,6 +102,9 @@ struct nvt_play_result {
 	/* packet sinks: packets sent, skipped (not sendable there), late (underflows: counted in
 	 * st.underflow_beats too) and the latest one */
 	uint64_t packets, packets_skipped, packets_late, late_max_ns;
+	/* of packets_late: due before their data was read (the stream ran dry); the rest went out
+	 * late with their data in the ring (the sender was held back: a busy CPU) */
+	uint64_t packets_late_dry;
 };
 
 NVT_API void nvt_play_opts_init(struct nvt_play_opts *o);

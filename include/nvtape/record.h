@@ -115,7 +115,8 @@ struct nvt_record_result {
 	enum nvt_stop_reason reason;
 	double seconds;          /* first beat to last write done (CLOCK_MONOTONIC) */
 	uint64_t source_bytes;   /* bytes the source placed into chunks: all must be written */
-	uint64_t lost_unwritten; /* beats filled but never written (failed storage only) */
+	uint64_t lost_unwritten; /* units (packets of a packet recording) filled but never written
+				    (failed storage only) */
 	uint64_t io_cpu_ns, src_cpu_ns, proc_cpu_ns;
 	uint64_t pace_steps, pace_steps_long, pace_max_step_bytes;
 	bool hugetlb, fixed_bufs;
@@ -138,7 +139,8 @@ NVT_API void nvt_record_opts_init(struct nvt_record_opts *o);
 /* Record from the registered source o->source until it ends, its limit, a stop or an error:
  * the source runs on its own thread through the push API (recorder.h), the caller waits.
  * 0 when the recording ended on its own terms, -errno otherwise (res->err says why; bad
- * options have NVT_ERR_PARAM set). Drops are in res, not in the return code. */
+ * options have NVT_ERR_PARAM set). Drops are in res, not in the return code. A source that
+ * fails before it commits a byte leaves no recording: its regular files are removed. */
 NVT_API int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res);
 NVT_API const char *nvt_stop_reason_name(enum nvt_stop_reason r);
 

@@ -33,6 +33,9 @@ struct nvt_sink_report {
 	uint64_t late;        /* sent later than their deadline by more than late_ns */
 	uint64_t late_events; /* runs of late packets (a stall makes one) */
 	uint64_t late_max_ns; /* the latest one */
+	/* of late: due before their data reached the sink (the ring was empty: the reads fell
+	 * behind); the rest were sent late with their data there (the sender was held back) */
+	uint64_t late_dry;
 };
 
 struct nvt_sink_args {

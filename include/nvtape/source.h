@@ -43,6 +43,8 @@ struct nvt_source_args {
 	const char *check;      /* NVT_SOURCE_PACKETS: nvt_record_opts.check, or NULL */
 	void (*notice)(const char *msg, void *arg); /* one-time notes (nvt_record_opts) */
 	void *notice_arg;
+	uint64_t chunk_bytes; /* the ring's chunk (a packet source refuses one its largest packet
+				 does not fit: a block never straddles two chunks) */
 };
 
 /* What a source reports besides its data (optional: zeros when it has nothing to say). */

@@ -115,6 +115,10 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 	const struct nvt_play_stats *st = &r->st;
 	double mbps = r->seconds > 0 ? st->bytes_played / r->seconds / 1e6 : 0;
 	double gb = st->bytes_played / 1e9;
+	bool packets = nvt_source_kind_is_packets(r->rec.source_kind);
+	char late_max[48];
+
+	snprintf(late_max, sizeof(late_max), " (up to %.1f us late)", r->late_max_ns / 1e3);
 
 	fprintf(f,
 		"nvtape play: %s: %" PRIu64 " bytes (%" PRIu64 " passes) in %.3f s, %.1f MB/s%s\n",
@@ -133,13 +137,23 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 		nvt_counter_format(&r->counter, spec, sizeof(spec));
 		fprintf(f, "nvtape play: checker: the beats above are records of %s\n", spec);
 	}
-	fprintf(f,
-		"nvtape play: underflows %" PRIu64 " beats in %" PRIu64
-		" events%s; late events %" PRIu64 "; ring low-water %" PRIu64 " of %" PRIu64
-		"; max reads in flight %u\n",
-		st->underflow_beats, st->underflow_events,
-		st->underflow_events ? " (the stream ran dry)" : "", st->late_events, st->ring_low,
-		st->ring_chunks, r->max_inflight);
+	if (packets) /* a packet sink's underflows are its late packets, each with its cause */
+		fprintf(f,
+			"nvtape play: late packets %" PRIu64 " in %" PRIu64 " runs (%" PRIu64
+			" sent late with their data in the ring: the sender was held back; %" PRIu64
+			" due before their data was read: the stream ran dry); ring low-water "
+			"%" PRIu64 " of %" PRIu64 "; max reads in flight %u\n",
+			r->packets_late, st->underflow_events,
+			r->packets_late - r->packets_late_dry, r->packets_late_dry, st->ring_low,
+			st->ring_chunks, r->max_inflight);
+	else
+		fprintf(f,
+			"nvtape play: underflows %" PRIu64 " %s in %" PRIu64
+			" events%s; late events %" PRIu64 "; ring low-water %" PRIu64 " of %" PRIu64
+			"; max reads in flight %u\n",
+			st->underflow_beats, cli_units(&r->rec), st->underflow_events,
+			st->underflow_events ? " (the stream ran dry)" : "", st->late_events,
+			st->ring_low, st->ring_chunks, r->max_inflight);
 	fprintf(f,
 		"nvtape play: CPU: read thread %.1f %% of a core (%.4f core-s/GB), sink thread "
 		"%.1f %% (%.4f core-s/GB)\n",
@@ -147,18 +161,25 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 		pct(r->sink_cpu_ns, r->seconds), gb > 0 ? r->sink_cpu_ns / 1e9 / gb : 0);
 	if (r->problems & NVT_PP_ERRORS)
 		fprintf(f, "PROBLEM: %" PRIu64 " beats failed the pattern check\n", r->chk.corrupt);
-	if ((r->problems & NVT_PP_UNDERFLOW) && r->packets_late)
+	if ((r->problems & NVT_PP_UNDERFLOW) && r->packets_late > r->packets_late_dry)
 		fprintf(f,
 			"PROBLEM: %" PRIu64 " packets went out more than %.0f us after their "
-			"deadline (up to %.1f us): the sender was held back (a busy CPU; --late "
-			"sets "
-			"the bound)\n",
-			r->packets_late, o->late_ns / 1e3, r->late_max_ns / 1e3);
+			"deadline with their data in the ring%s: the sender was held back (a busy "
+			"CPU or a slow link; --late sets the bound)\n",
+			r->packets_late - r->packets_late_dry, o->late_ns / 1e3,
+			r->packets_late_dry ? "" : late_max);
+	if ((r->problems & NVT_PP_UNDERFLOW) && r->packets_late_dry)
+		fprintf(f,
+			"PROBLEM: %" PRIu64 " packets were due before their data was read (the "
+			"ring was empty): the stream ran dry (the storage reads slower than the "
+			"replay)\n",
+			r->packets_late_dry);
 	if ((r->problems & NVT_PP_UNDERFLOW) && st->underflow_beats > r->packets_late)
 		fprintf(f,
-			"PROBLEM: %" PRIu64 " underflows, first after %.3f s: the stream ran dry "
-			"(reads slower than --rate?)\n",
-			st->underflow_beats - r->packets_late, r->first_underflow_ns / 1e9);
+			"PROBLEM: %" PRIu64 " underflows (%s due at the sink and not there), first "
+			"after %.3f s: the stream ran dry (reads slower than --rate?)\n",
+			st->underflow_beats - r->packets_late, cli_units(&r->rec),
+			r->first_underflow_ns / 1e9);
 	if (r->problems & NVT_PP_GAPS)
 		fprintf(f,
 			"PROBLEM: gap beats %" PRIu64 " != %" PRIu64 " dropped in the recording\n",
@@ -187,12 +208,13 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 			"PROBLEM: the reader of the output held the stream back %" PRIu64
 			" times (up to %.1f ms late)\n",
 			st->late_events, r->max_late_ns / 1e6);
-	if (r->packets || r->packets_skipped)
+	if (packets)
 		fprintf(f,
 			"nvtape play: %" PRIu64 " packets sent, %" PRIu64 " skipped (not sendable "
-			"there), %" PRIu64 " late by more than %.0f us (latest %.1f us)\n",
+			"there), %" PRIu64 " late by more than %.0f us (latest %.1f us; %" PRIu64
+			" of them for want of data)\n",
 			r->packets, r->packets_skipped, r->packets_late, o->late_ns / 1e3,
-			r->late_max_ns / 1e3);
+			r->late_max_ns / 1e3, r->packets_late_dry);
 	fprintf(f,
 		"RESULT bytes=%" PRIu64 " seconds=%.3f sink_rate_bps=%" PRIu64
 		" mbps=%.1f beats=%" PRIu64 " corrupt=%" PRIu64 " gaps=%" PRIu64
@@ -200,13 +222,13 @@ static void summary(FILE *f, const struct nvt_play_opts *o, const struct nvt_pla
 		" underflows=%" PRIu64 " underflow_events=%" PRIu64 " late_events=%" PRIu64
 		" passes=%" PRIu64 " ring_low=%" PRIu64 " max_reads=%u chunks_good=%" PRIu64
 		" chunks_bad=%" PRIu64 " packets=%" PRIu64 " packets_skipped=%" PRIu64
-		" packets_late=%" PRIu64 " "
+		" packets_late=%" PRIu64 " packets_late_dry=%" PRIu64 " "
 		"read_mbps=%.1f read_cpu_s=%.4f sink_cpu_s=%.4f stop_reason=%s result=%s exit=%d\n",
 		st->bytes_played, r->seconds, o->rate_bps, mbps, r->chk.beats, r->chk.corrupt,
 		r->chk.gaps, r->chk.gap_beats, r->expected_gap_beats * st->passes,
 		r->rec.drop_count, st->underflow_beats, st->underflow_events, st->late_events,
 		st->passes, st->ring_low, r->max_inflight, r->sums_good, r->sums_bad, r->packets,
-		r->packets_skipped, r->packets_late,
+		r->packets_skipped, r->packets_late, r->packets_late_dry,
 		r->read_seconds > 0 ? r->st.bytes_read / r->read_seconds / 1e6 : 0.0,
 		r->read_cpu_ns / 1e9, r->sink_cpu_ns / 1e9, stop_reason(r), cli_result_name(rc),
 		rc);
@@ -258,6 +280,7 @@ static void play_json(const struct nvt_play_opts *o, const struct nvt_play_resul
 	json_uint(&j, "packets", r->packets);
 	json_uint(&j, "packets_skipped", r->packets_skipped);
 	json_uint(&j, "packets_late", r->packets_late);
+	json_uint(&j, "packets_late_dry", r->packets_late_dry);
 	json_num(&j, "late_max_s", r->late_max_ns / 1e9, 9);
 	cli_json_flags(&j, "problems", r->problems, names, sizeof(names) / sizeof(names[0]));
 	if (r->rec.beat_bytes)

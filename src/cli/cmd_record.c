@@ -599,13 +599,15 @@ static void report(const struct nvt_record_opts *o, const struct nvt_record_resu
 			"dropped while the storage fell behind -- the recording has gaps "
 			"(nvtape info lists where)\n",
 			(unsigned long long)(r->rec.drop_count - r->lost_unwritten), o->drops_from);
-	else if (r->rec.drop_count && nvt_source_kind_is_packets(r->rec.source_kind))
+	else if (r->rec.drop_count > r->lost_unwritten &&
+		 nvt_source_kind_is_packets(r->rec.source_kind))
 		fprintf(stderr,
 			"nvtape record: WARNING: %llu packets were lost (%llu in the kernel: a "
 			"receive buffer or capture ring too small, or a reader too slow; the rest "
 			"upstream or with no free ring chunk) -- the recording has gaps (nvtape "
 			"info lists where)\n",
-			(unsigned long long)r->rec.drop_count, (unsigned long long)r->kernel_drops);
+			(unsigned long long)(r->rec.drop_count - r->lost_unwritten),
+			(unsigned long long)r->kernel_drops);
 	else if (r->rec.drop_count > r->lost_unwritten && r->rec.source_kind == NVT_SRC_SHM)
 		fprintf(stderr,
 			"nvtape record: WARNING: the shm producer dropped %llu %s (its own drop "
@@ -625,10 +627,10 @@ static void report(const struct nvt_record_opts *o, const struct nvt_record_resu
 			cli_units(&r->rec), cli_drop_cause(&r->rec));
 	if (r->lost_unwritten)
 		fprintf(stderr,
-			"nvtape record: %llu beats were captured but never written (the "
-			"storage failed); they are counted as dropped after the last "
-			"beat\n",
-			(unsigned long long)r->lost_unwritten);
+			"nvtape record: %llu %s were captured but never written (the "
+			"storage failed); they are counted as dropped after the last one "
+			"written\n",
+			(unsigned long long)r->lost_unwritten, cli_units(&r->rec));
 	if (!c->json)
 		summary(o, r, rc);
 }

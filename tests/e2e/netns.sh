@@ -9,18 +9,18 @@ IPA=10.200.0.1
 IPB=10.200.0.2
 NET_ROUTE=0
 
+# The blackhole route is this run's own (its metric is the PID): a test running beside it (on a
+# shared machine) that ends first removes only its own route, never the one this run relies on.
 net_down() {
 	ip netns del "$NA" 2>/dev/null
 	ip netns del "$NB" 2>/dev/null
-	[ "$NET_ROUTE" = 1 ] && ip route del blackhole 10.200.0.0/24 2>/dev/null
+	[ "$NET_ROUTE" = 1 ] && ip route del blackhole 10.200.0.0/24 metric $$ 2>/dev/null
 }
 trap 'net_down; cleanup' EXIT
 
 net_up() {
-	if ! ip route show | grep -q "^blackhole 10.200.0.0/24"; then
-		ip route add blackhole 10.200.0.0/24 || fail "blackhole route"
-		NET_ROUTE=1
-	fi
+	ip route add blackhole 10.200.0.0/24 metric $$ || fail "blackhole route"
+	NET_ROUTE=1
 	ip netns add "$NA" && ip netns add "$NB" || fail "ip netns add"
 	ip link add "va$$" type veth peer name "vb$$" || fail "veth"
 	ip link set "va$$" netns "$NA" && ip link set "vb$$" netns "$NB" || fail "veth into namespaces"

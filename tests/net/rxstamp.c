@@ -4,9 +4,16 @@
  * original capture time (u64 little-endian ns) and sequence number (u32), until COUNT came or
  * the line was quiet for 2 s after the first. Prints the gap error (received gap minus
  * captured gap) median and 90th percentile, the share of gaps more than 5 us off, the duration
- * ratio (received first-to-last over captured) and the packets missing or out of order:
+ * ratio (received first-to-last over captured), the packets missing or out of order, and the
+ * schedule's drift: each packet's receive time less its due time (its capture time, or i x GAP_NS
+ * for the i-th packet received when GAP_NS is given), the least of the last third less the least
+ * of the first third. A replay on absolute deadlines sends some packet of each third on time
+ * however busy the CPU is (late packets do not move later ones), so its drift stays within
+ * microseconds where the duration ratio follows the lateness of the last packet:
  *
+ *   rxstamp IFACE PORT COUNT [GAP_NS]
  *   RX packets=N missing=M reordered=R median_us=X p90_us=Y long_pct=Z duration_ratio=Q
+ *      drift_us=D
  */
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
@@ -30,12 +37,13 @@ static int cmp_d(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: rxstamp IFACE PORT COUNT\n");
+		fprintf(stderr, "usage: rxstamp IFACE PORT COUNT [GAP_NS]\n");
 		return 64;
 	}
 	unsigned idx = if_nametoindex(argv[1]);
 	uint16_t port = (uint16_t)atoi(argv[2]);
 	size_t count = strtoull(argv[3], NULL, 10), n = 0, missing = 0, reordered = 0;
+	uint64_t gap = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
 	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)), one = 1, big = 64 << 20;
 	struct sockaddr_ll sll = {
 		.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = (int)idx};
@@ -107,11 +115,20 @@ int main(int argc, char **argv)
 			long_gaps++;
 	}
 	qsort(err, n - 1, sizeof(double), cmp_d);
+	double first = 0, last = 0;
+	for (size_t i = 0; i < n; i++) {
+		double due = gap ? (double)i * (double)gap : (double)(orig[i] - orig[0]);
+		double off = (double)(rx[i] - rx[0]) - due;
+		if (i < n / 3 && (i == 0 || off < first))
+			first = off;
+		if (i >= n - n / 3 && (i == n - n / 3 || off < last))
+			last = off;
+	}
 	printf("RX packets=%zu missing=%zu reordered=%zu median_us=%.3f p90_us=%.3f long_pct=%.2f "
-	       "duration_ratio=%.6f\n",
+	       "duration_ratio=%.6f drift_us=%.3f\n",
 	       n, missing, reordered, err[(n - 1) / 2], err[(n - 1) * 9 / 10],
 	       100.0 * long_gaps / (n - 1),
-	       (double)(rx[n - 1] - rx[0]) / (double)(orig[n - 1] - orig[0]));
+	       (double)(rx[n - 1] - rx[0]) / (double)(orig[n - 1] - orig[0]), (last - first) / 1e3);
 	free(err);
 	free(rx);
 	free(orig);

@@ -21,6 +21,7 @@ struct got {
 	uint32_t type[64];
 	uint64_t ts[64];
 	uint32_t caplen[64];
+	uint64_t drops[64];
 	unsigned n;
 	uint64_t recv, drop;
 };
@@ -32,6 +33,7 @@ static int on_block(const struct nvt_pcapng_block *b, void *arg)
 		g->type[g->n] = b->type;
 		g->ts[g->n] = b->ts_ns;
 		g->caplen[g->n] = b->caplen;
+		g->drops[g->n] = b->drops;
 		g->n++;
 	}
 	if (b->type == PCAPNG_ISB) {
@@ -111,6 +113,22 @@ static int find_udp(const struct nvt_pcapng_block *b, void *arg)
 /* IPv6: the header built is found again (raw and behind Ethernet, with a destination options
  * header in the way); a later fragment, a cut header and a loop of extension headers are not
  * UDP. */
+/* the packets of a run of whole blocks (an unwritten ring chunk): padding and statistics not
+ * counted; the walk stops at a length that is no block's */
+static void test_count_packets(void **state)
+{
+	uint8_t buf[2048];
+	size_t len = build(buf);
+	uint32_t bad = 6;
+	(void)state;
+
+	assert_int_equal(nvt_pcapng_count_packets(buf, len), 3);
+	assert_int_equal(nvt_pcapng_count_packets(buf, len - 1), 3); /* the ISB cut: not a block */
+	assert_int_equal(nvt_pcapng_count_packets(buf, 0), 0);
+	memcpy(buf + 4, &bad, 4); /* the section header's length: 6 */
+	assert_int_equal(nvt_pcapng_count_packets(buf, len), 0);
+}
+
 static void test_ipv6_udp(void **state)
 {
 	uint8_t src[16] = {0xfd, 0, 2, [15] = 1}, dst[16] = {0xfd, 0, 2, [15] = 2};
@@ -219,6 +237,83 @@ static void test_big_endian_microseconds(void **state)
 	nvt_pcapng_reader_free(&r);
 }
 
+/* a time past 2^64 ns (microsecond ticks near 2^64) is refused, not wrapped */
+static void test_time_past_2554(void **state)
+{
+	uint8_t be[] = {0x0a, 0x0d, 0x0d, 0x0a, 0,    0,    0,    28,   0x1a, 0x2b, 0x3c, 0x4d,
+			0,    1,    0,    0,    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			0,    0,    0,    28,   0,    0,    0,    1,    0,    0,    0,    20,
+			0,    1,    0,    0,    0,    0,    0xff, 0xff, 0,    0,    0,    20,
+			0,    0,    0,    6,    0,    0,    0,    36,   0,    0,    0,    0,
+			0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xf0, 0,    0,    0,    4,
+			0,    0,    0,    4,    1,    2,    3,    4,    0,    0,    0,    36};
+	struct nvt_pcapng_reader r;
+	struct nvt_err err = {0};
+	struct got g = {0};
+	(void)state;
+
+	nvt_pcapng_reader_init(&r);
+	assert_int_equal(nvt_pcapng_feed(&r, be, sizeof(be), on_block, &g, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "2554"));
+	assert_int_equal(g.n, 2); /* the section and the interface, no packet */
+	nvt_pcapng_reader_free(&r);
+	/* 2^64 - 1 ns exactly (nanosecond ticks) still fits */
+	memset(&err, 0, sizeof(err));
+	memset(&g, 0, sizeof(g));
+	uint8_t buf[512];
+	size_t n = nvt_pcapng_shb(buf, "t", "Linux");
+	n += nvt_pcapng_idb(buf + n, LINKTYPE_RAW, 65535, "x", "y");
+	nvt_pcapng_epb_start(buf + n, UINT64_MAX, 4, 4);
+	memset(buf + n + PCAPNG_EPB_HDR, 7, 4);
+	n += nvt_pcapng_epb_end(buf + n, 4);
+	nvt_pcapng_reader_init(&r);
+	assert_int_equal(nvt_pcapng_feed(&r, buf, n, on_block, &g, &err), 0);
+	assert_true(g.n == 3 && g.ts[2] == UINT64_MAX);
+	nvt_pcapng_reader_free(&r);
+}
+
+/* epb_dropcount (what nvtape's export writes on a packet that follows a loss) is read */
+static void test_epb_dropcount(void **state)
+{
+	uint8_t buf[512];
+	uint32_t len = PCAPNG_EPB_HDR + 4 + 12 + 4 + 4, w;
+	uint64_t drops = 12345678901ull;
+	size_t n = nvt_pcapng_shb(buf, "t", "Linux"), epb;
+	struct nvt_pcapng_reader r;
+	struct nvt_err err = {0};
+	struct got g = {0};
+	(void)state;
+
+	n += nvt_pcapng_idb(buf + n, LINKTYPE_RAW, 65535, "x", "y");
+	epb = n;
+	nvt_pcapng_epb_start(buf + n, 1000, 4, 4);
+	memset(buf + n + PCAPNG_EPB_HDR, 7, 4);
+	memcpy(buf + n + 4, &len, 4);
+	w = 4u | 8u << 16; /* code 4, 8 bytes */
+	memcpy(buf + n + PCAPNG_EPB_HDR + 4, &w, 4);
+	memcpy(buf + n + PCAPNG_EPB_HDR + 8, &drops, 8);
+	memset(buf + n + PCAPNG_EPB_HDR + 16, 0, 4);
+	memcpy(buf + n + len - 4, &len, 4);
+	n += len;
+	nvt_pcapng_epb_start(buf + n, 2000, 4, 4);
+	memset(buf + n + PCAPNG_EPB_HDR, 8, 4);
+	n += nvt_pcapng_epb_end(buf + n, 4);
+	nvt_pcapng_reader_init(&r);
+	assert_int_equal(nvt_pcapng_feed(&r, buf, n, on_block, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	assert_true(g.drops[2] == drops && g.drops[3] == 0);
+	assert_true(g.ts[2] == 1000 && g.caplen[2] == 4);
+	nvt_pcapng_reader_free(&r);
+	/* an option that runs past its block: refused */
+	w = 4u | 16u << 16;
+	memcpy(buf + epb + PCAPNG_EPB_HDR + 4, &w, 4);
+	memset(&err, 0, sizeof(err));
+	nvt_pcapng_reader_init(&r);
+	assert_int_equal(nvt_pcapng_feed(&r, buf, n, NULL, NULL, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "option"));
+	nvt_pcapng_reader_free(&r);
+}
+
 static uint64_t u32be(struct nvt_pktcheck *c, uint32_t v)
 {
 	uint8_t p[8] = {0};
@@ -311,10 +406,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_in_pieces),
+		cmocka_unit_test(test_count_packets),
 		cmocka_unit_test(test_udp_headers),
 		cmocka_unit_test(test_ipv6_udp),
 		cmocka_unit_test(test_bad_streams),
 		cmocka_unit_test(test_big_endian_microseconds),
+		cmocka_unit_test(test_time_past_2554),
+		cmocka_unit_test(test_epb_dropcount),
 		cmocka_unit_test(test_counter_in_payload),
 		cmocka_unit_test(test_vita49),
 		cmocka_unit_test(test_vdif),

@@ -106,6 +106,14 @@ static int out_pcap_packet(struct pexp *x, const struct nvt_pcapng_block *b)
 	uint32_t h[4] = {(uint32_t)(b->ts_ns / 1000000000u), (uint32_t)(b->ts_ns % 1000000000u),
 			 b->caplen, b->origlen};
 
+	if (b->ts_ns / 1000000000u > UINT32_MAX) {
+		nvt_err_param(&x->res->err,
+			      "the packet at data offset %llu is dated %llu s after 1970, past "
+			      "pcap's 32-bit seconds (2106-02-07): export it as pcapng",
+			      (unsigned long long)x->rd.pos,
+			      (unsigned long long)(b->ts_ns / 1000000000u));
+		return -EINVAL;
+	}
 	if (out(x, h, sizeof(h)))
 		return -EIO;
 	return out(x, b->data, b->caplen);

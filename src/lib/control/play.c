@@ -92,6 +92,7 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 		res->packets = rep.packets;
 		res->packets_skipped = rep.skipped;
 		res->packets_late = rep.late;
+		res->packets_late_dry = rep.late_dry;
 		res->late_max_ns = rep.late_max_ns;
 		res->st.underflow_beats += rep.late;
 		res->st.underflow_events += rep.late_events;

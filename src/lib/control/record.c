@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "control/export_int.h"
@@ -94,6 +95,7 @@ static int find_source(const struct nvt_record_opts *o, struct source_run *s, st
 	s->args.drops_from = o->drops_from;
 	s->args.notice = o->notice;
 	s->args.notice_arg = o->arg;
+	s->args.chunk_bytes = o->chunk_bytes;
 	if (s->ops->caps & NVT_SOURCE_PACKETS) {
 		s->args.size_bytes = o->size_bytes;
 		s->args.check = o->check && o->check[0] ? o->check : NULL;
@@ -106,6 +108,24 @@ static int find_source(const struct nvt_record_opts *o, struct source_run *s, st
 		return -EINVAL;
 	}
 	return s->ops->check ? s->ops->check(&s->args, err) : 0;
+}
+
+/* A source that failed before it gave a byte (a capture's header unreadable, a device gone):
+ * the recording holds nothing, and its files go (a block device stays as it is). */
+static void discard(const struct nvt_record_opts *o, struct nvt_record_result *res)
+{
+	struct nvt_layout L;
+	struct stat st;
+	unsigned gone = 0;
+
+	nvt_layout_resolve(&o->layout, o->path, &L);
+	for (unsigned m = 0; m < L.n; m++)
+		if (!lstat(L.path[m], &st) && S_ISREG(st.st_mode) && !unlink(L.path[m]))
+			gone++;
+	const char *note = gone > 1 ? " (nothing recorded: the files were removed)"
+				    : " (nothing recorded: the file was removed)";
+	if (gone && strlen(res->err.msg) + strlen(note) < sizeof(res->err.msg))
+		strcat(res->err.msg, note);
 }
 
 int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
@@ -202,6 +222,8 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	else if (s.rc)
 		nvt_recorder_fail(s.rec, &s.err);
 	rc = nvt_recorder_close(s.rec, res);
+	if (s.rc < 0 && !res->source_bytes)
+		discard(&ro, res);
 	res->src_cpu_ns = s.cpu_ns;
 	res->pace_steps = s.rep.pace_steps;
 	res->pace_steps_long = s.rep.pace_steps_long;

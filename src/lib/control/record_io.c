@@ -16,6 +16,7 @@
 #include "ring/pump.h"
 #include "format/index.h"
 #include "format/lifecycle.h"
+#include "format/pcapng.h"
 #include "util/sysutil.h"
 
 /* a checkpoint: its drop index written, the data synced, the header written, the header
@@ -590,6 +591,12 @@ static uint64_t settle_events(struct nvt_recorder *r, struct nvt_drop_event **ev
 	struct nvt_drop_event *ev = nvt_rec_drop_events(r, &nev);
 	uint64_t unwritten = (atomic_load(&r->produced) - r->written) / r->rec.beat_bytes;
 
+	if (nvt_source_kind_is_packets(r->rec.source_kind)) { /* drops count packets */
+		unwritten = 0;
+		for (uint64_t k = r->pump.retired; k < nvt_ring_published(&r->ring); k++)
+			unwritten += nvt_pcapng_count_packets(nvt_ring_chunk(&r->ring, k),
+							      nvt_ring_len(&r->ring, k));
+	}
 	for (uint64_t i = 0; i < nev; i++) {
 		if (ev[i].data_offset < r->written) {
 			total = add_sat(total, ev[i].beats);

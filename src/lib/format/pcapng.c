@@ -157,6 +157,22 @@ size_t nvt_pcapng_isb(void *buf, uint64_t ts_ns, uint64_t recv, uint64_t drop, u
 	return finish(p, PCAPNG_ISB, len);
 }
 
+uint64_t nvt_pcapng_count_packets(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint64_t n = 0;
+	uint32_t type, bytes;
+
+	for (size_t at = 0; len - at >= PCAPNG_MIN; at += bytes) {
+		memcpy(&type, p + at, 4);
+		memcpy(&bytes, p + at + 4, 4);
+		if (bytes < PCAPNG_MIN || bytes % 4 || bytes > len - at)
+			break;
+		n += type == PCAPNG_EPB || type == PCAPNG_SPB;
+	}
+	return n;
+}
+
 /* ---- reading ---- */
 
 void nvt_pcapng_reader_init(struct nvt_pcapng_reader *r)
@@ -265,12 +281,25 @@ static void isb_opt(const struct nvt_pcapng_reader *r, uint16_t code, uint16_t l
 	}
 }
 
-static uint64_t ticks_ns(const struct nvt_pcapng_reader *r, uint32_t ifid, uint64_t t)
+static void epb_opt(const struct nvt_pcapng_reader *r, uint16_t code, uint16_t len,
+		    const uint8_t *v, void *arg)
 {
-	uint64_t mul = r->ifs[ifid].ts_mul, div = r->ifs[ifid].ts_div;
-	if (div == 1)
-		return t * mul;
-	return (uint64_t)((unsigned __int128)t * mul / div);
+	struct nvt_pcapng_block *b = arg;
+
+	if (code == 4 && len == 8) /* epb_dropcount */
+		b->drops = get64(r, v);
+}
+
+/* A time in the interface's ticks as ns since the epoch; false when that is past 2^64 ns (the
+ * year 2554): a damaged or foreign timestamp nvtape cannot keep. */
+static bool ticks_ns(const struct nvt_pcapng_reader *r, uint32_t ifid, uint64_t t, uint64_t *ns)
+{
+	unsigned __int128 v = (unsigned __int128)t * r->ifs[ifid].ts_mul / r->ifs[ifid].ts_div;
+
+	if (v > UINT64_MAX)
+		return false;
+	*ns = (uint64_t)v;
+	return true;
 }
 
 /* One whole block at p (len bytes, already checked to be one block). */
@@ -322,9 +351,18 @@ static int block(struct nvt_pcapng_reader *r, const uint8_t *p, uint32_t len,
 			return bad(r, err, at, "a packet of an interface not described");
 		if (b.caplen > len - PCAPNG_EPB_HDR - 4)
 			return bad(r, err, at, "a packet longer than its block");
-		b.ts_ns = ticks_ns(r, b.ifid, (uint64_t)get32(r, p + 12) << 32 | get32(r, p + 16));
+		if (!ticks_ns(r, b.ifid, (uint64_t)get32(r, p + 12) << 32 | get32(r, p + 16),
+			      &b.ts_ns))
+			return bad(r, err, at,
+				   "a packet's time is past the year 2554 (more than 2^64 ns since "
+				   "1970 in its interface's units): a damaged timestamp");
 		b.data = p + PCAPNG_EPB_HDR;
 		b.linktype = r->ifs[b.ifid].linktype;
+		/* the options after the packet: its drop count */
+		if (len - PCAPNG_EPB_HDR - 4 - ((b.caplen + 3u) & ~3u) >= 4 &&
+		    walk_opts(r, p + PCAPNG_EPB_HDR + ((b.caplen + 3u) & ~3u), p + len - 4, epb_opt,
+			      &b))
+			return bad(r, err, at, "a packet option runs past its block");
 		break;
 	case PCAPNG_SPB:
 		if (len < 16)

@@ -66,6 +66,11 @@ void nvt_pcapng_pad(void *p, size_t bytes);
 size_t nvt_pcapng_isb(void *p, uint64_t ts_ns, uint64_t recv, uint64_t drop, uint64_t start_ns,
 		      uint64_t end_ns);
 
+/* The packet blocks (EPB, SPB) in len bytes of whole blocks as nvtape writes them (a ring
+ * chunk's data: host byte order, no block straddles its end); stops at anything that is not a
+ * block. */
+uint64_t nvt_pcapng_count_packets(const void *p, size_t len);
+
 /* A block, as the reader hands it out (body in host byte order where it says so). */
 struct nvt_pcapng_block {
 	uint32_t type;
@@ -74,6 +79,7 @@ struct nvt_pcapng_block {
 	/* EPB / SPB */
 	uint32_t ifid, caplen, origlen;
 	uint64_t ts_ns; /* in ns, from the interface's resolution */
+	uint64_t drops; /* EPB: its epb_dropcount (packets lost right before it), 0 none */
 	const uint8_t *data;
 	/* IDB */
 	uint16_t linktype;

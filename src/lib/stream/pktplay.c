@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "stream/pktplay.h"
+#include "stream/sink_frame.h"
 #include "util/sysutil.h"
 
 /* Spun before a deadline rather than slept: the wake-up latency of a sleep seen on these
@@ -180,6 +181,8 @@ static int on_block(const struct nvt_pcapng_block *b, void *arg)
 		if (!p->was_late)
 			p->rep.late_events++;
 		p->rep.late++;
+		if (due < nvt_sink_frame_data_came()) /* its data came after its deadline */
+			p->rep.late_dry++;
 		if (late > p->rep.late_max_ns)
 			p->rep.late_max_ns = late;
 	}

@@ -155,6 +155,25 @@ void nvt_pktw_finish(struct nvt_pktw *w, uint64_t recv, uint64_t drop)
 			      w->first_ns, w->last_ns));
 }
 
+int nvt_pktw_check_chunk(const struct nvt_source_args *a, const char *what, const char *unit,
+			 uint32_t hdr, uint32_t snaplen, struct nvt_err *err)
+{
+	uint64_t need = nvt_pcapng_epb_bytes(hdr + snaplen);
+
+	if (a->chunk_bytes < 4096 || need <= a->chunk_bytes)
+		return 0; /* none given, or one the recorder refuses */
+	nvt_err_param(err,
+		      "%s: a ring chunk of %llu KiB cannot hold the largest %s (%u bytes, a "
+		      "%llu-byte pcapng block with its headers; a block never straddles two "
+		      "chunks): record with --chunk %lluK or more, or keep at most %llu bytes of "
+		      "each (snaplen=%llu)",
+		      what, (unsigned long long)(a->chunk_bytes >> 10), unit, snaplen,
+		      (unsigned long long)need, (unsigned long long)((need + 4095) / 4096 * 4),
+		      (unsigned long long)(a->chunk_bytes - PCAPNG_EPB_HDR - 4 - hdr),
+		      (unsigned long long)(a->chunk_bytes - PCAPNG_EPB_HDR - 4 - hdr));
+	return -EINVAL;
+}
+
 int nvt_pktw_fit_error(const struct nvt_pktw *w, const char *what, const char *unit,
 		       uint32_t snaplen, struct nvt_err *err)
 {

@@ -50,6 +50,11 @@ void nvt_pktw_commit(struct nvt_pktw *w, uint64_t ts_ns, uint32_t caplen, uint32
 void nvt_pktw_dropped(struct nvt_pktw *w, uint64_t packets);
 /* The statistics block (received, dropped), written when there is room, also after a stop. */
 void nvt_pktw_finish(struct nvt_pktw *w, uint64_t recv, uint64_t drop);
+/* A source's check: -EINVAL with err set when a ring chunk of a->chunk_bytes cannot hold the
+ * block of its largest packet (hdr bytes of headers before up to snaplen bytes; what: the
+ * source and its argument, unit: "datagram" or "frame"), naming both fixes; 0 when it can. */
+int nvt_pktw_check_chunk(const struct nvt_source_args *a, const char *what, const char *unit,
+			 uint32_t hdr, uint32_t snaplen, struct nvt_err *err);
 /* A live source's error when a packet's block did not fit a whole ring chunk (what: the
  * source's name, unit: "datagram" or "frame"): -EMSGSIZE with err set, or 0. */
 int nvt_pktw_fit_error(const struct nvt_pktw *w, const char *what, const char *unit,

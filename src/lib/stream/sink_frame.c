@@ -73,10 +73,18 @@ static uint64_t consume(struct nvt_sink_frame *f, struct cursor *c, uint64_t uni
 	return got;
 }
 
+static _Thread_local uint64_t data_came;
+
+uint64_t nvt_sink_frame_data_came(void)
+{
+	return data_came;
+}
+
+/* The ring is empty: wait for the next chunk. */
 static void wait_data(struct nvt_sink_frame *f, struct cursor *c, int *rc)
 {
-	if (!c->have && !c->over)
-		next_chunk(f, c, 0, rc);
+	if (!c->have && !c->over && next_chunk(f, c, 0, rc))
+		data_came = nvt_mono_ns();
 }
 
 static int run_unpaced(struct nvt_sink_frame *f, struct cursor *c)

@@ -38,6 +38,11 @@ struct nvt_sink_frame {
 	bool started;
 };
 
+/* On the sink thread, for its sink: when the frame last got data after waiting for it (the
+ * ring was empty), on CLOCK_MONOTONIC; 0 before any wait. Data due before then was late because
+ * it was not there. */
+uint64_t nvt_sink_frame_data_came(void);
+
 int nvt_sink_frame_start(struct nvt_sink_frame *f, struct nvt_err *err);
 void nvt_sink_frame_stop(struct nvt_sink_frame *f);
 void nvt_sink_frame_join(struct nvt_sink_frame *f);

@@ -224,6 +224,10 @@ static int pk_check(const struct nvt_source_args *a, struct nvt_err *err)
 				   "udp source for a --check");
 		return -EINVAL;
 	}
+	char what[96];
+	snprintf(what, sizeof(what), "packet:%.80s", a->arg);
+	if (nvt_pktw_check_chunk(a, what, "frame", 0, c.snaplen, err))
+		return -EINVAL;
 	if (c.filter[0]) {
 		if (compile_filter(&c, &prog, err))
 			return -EINVAL;

@@ -39,12 +39,13 @@
 #include "stream/pktwriter.h"
 #include "util/sysutil.h"
 
-#define UDP_MAX_SOCKS   64
-#define UDP_BATCH       64
-#define UDP_RCVBUF      (32u << 20) /* asked by default: a second of 256 Mb/s */
-#define UDP_MAX_PAYLOAD 65507u
-#define UDP_POLL_MS     100
-#define UDP_DRAIN_MAX   (1u << 16) /* datagrams taken after a stop at most */
+#define UDP_MAX_SOCKS    64
+#define UDP_BATCH        64
+#define UDP_RCVBUF       (32u << 20) /* asked by default: a second of 256 Mb/s */
+#define UDP_MAX_PAYLOAD  65507u      /* IPv4: 65535 - 20 - 8 */
+#define UDP6_MAX_PAYLOAD 65527u      /* IPv6 without jumbograms: 65535 - 8 */
+#define UDP_POLL_MS      100
+#define UDP_DRAIN_MAX    (1u << 16) /* datagrams taken after a stop at most */
 
 struct udp_cfg {
 	int family;            /* AF_INET or AF_INET6 */
@@ -55,7 +56,8 @@ struct udp_cfg {
 	uint16_t port[UDP_MAX_SOCKS];
 	unsigned nport;
 	uint64_t rcvbuf;
-	uint32_t snaplen; /* payload bytes kept of each datagram */
+	uint32_t snaplen; /* payload bytes kept of each datagram (default: the most it can have) */
+	bool snap_given;
 	char iface[IF_NAMESIZE];
 };
 
@@ -126,10 +128,11 @@ static int parse_cfg(const char *arg, struct udp_cfg *c, struct nvt_err *err)
 							 "rcvbuf is a size from 4K to 1G");
 				c->rcvbuf = v;
 			} else if (!strcmp(tok, "snaplen")) {
-				if (nvt_parse_uint(eq + 1, 1, UDP_MAX_PAYLOAD, &v))
+				if (nvt_parse_uint(eq + 1, 1, UDP6_MAX_PAYLOAD, &v))
 					return cfg_error(err, arg,
-							 "snaplen is a byte count from 1 to 65507");
+							 "snaplen is a byte count from 1 to 65527");
 				c->snaplen = (uint32_t)v;
+				c->snap_given = true;
 			} else if (!strcmp(tok, "iface")) {
 				if (!eq[1] || strlen(eq + 1) >= IF_NAMESIZE)
 					return cfg_error(err, arg,
@@ -167,6 +170,8 @@ static int parse_cfg(const char *arg, struct udp_cfg *c, struct nvt_err *err)
 	}
 	if (!c->nport)
 		return cfg_error(err, arg, "give the port to receive on");
+	if (c->family == AF_INET6 && !c->snap_given)
+		c->snaplen = UDP6_MAX_PAYLOAD; /* an IPv6 datagram is up to 20 bytes longer */
 	c->multicast = c->family == AF_INET6 ? IN6_IS_ADDR_MULTICAST(&c->addr6)
 					     : IN_MULTICAST(ntohl(c->addr.s_addr));
 	inet_ntop(c->family, c->family == AF_INET6 ? (void *)&c->addr6 : (void *)&c->addr,
@@ -246,6 +251,12 @@ static int udp_check(const struct nvt_source_args *a, struct nvt_err *err)
 	if (parse_cfg(a->arg, &c, err))
 		return -EINVAL;
 	if (a->check && nvt_pktcheck_parse(a->check, &pc, err))
+		return -EINVAL;
+	char what[96];
+	snprintf(what, sizeof(what), "udp:%.80s", a->arg);
+	if (nvt_pktw_check_chunk(a, what, "datagram",
+				 c.family == AF_INET6 ? NVT_IPV6_UDP_HDR : NVT_IPV4_UDP_HDR,
+				 c.snaplen, err))
 		return -EINVAL;
 	/* the ports free now: a taken one is refused before the recording is created */
 	for (unsigned i = 0; i < c.nport; i++) {
