@@ -86,6 +86,7 @@ struct prod {
 	uint8_t seed;
 	/* what the steps did that producer.h does not */
 	bool bad_pos, bad_drops, bad_end;
+	bool said; /* bytes on the socket after the attach: nvtape may end the stream for them */
 	struct rec_run *rec;
 };
 
@@ -327,8 +328,7 @@ static void step(struct prod *p, const uint8_t *s)
 		break;
 	case 12: { /* bytes on the socket */
 		char b[3] = {(char)s[1], (char)s[2], (char)s[3]};
-		ssize_t k = send(p->sock, b, 1 + s[1] % 3, MSG_NOSIGNAL | MSG_DONTWAIT);
-		(void)k;
+		p->said |= send(p->sock, b, 1 + s[1] % 3, MSG_NOSIGNAL | MSG_DONTWAIT) > 0;
 		break;
 	}
 	case 13:
@@ -376,7 +376,7 @@ static void check(const char *path, const struct prod *p, unsigned end, bool att
 	uint64_t sum = 0;
 	size_t n;
 	uint8_t *file = fuzz_read_file(path, &n);
-	bool kept_to_it = !p->bad_pos && !p->bad_drops && !p->bad_end;
+	bool kept_to_it = !p->bad_pos && !p->bad_drops && !p->bad_end && !p->said;
 
 	if (p->rec->rc)
 		FUZZ_CHECK(p->rec->rc < 0 && res->err.code && res->err.msg[0],
@@ -414,6 +414,9 @@ static void check(const char *path, const struct prod *p, unsigned end, bool att
 	if (!p->bad_drops)
 		FUZZ_CHECK(rec.drop_count <= p->units, "%llu units dropped, the producer lost %llu",
 			   (unsigned long long)rec.drop_count, (unsigned long long)p->units);
+	if (attached && end != 1) /* whatever it did, the producer never went away */
+		FUZZ_CHECK(p->rec->rc != -EPIPE, "a producer still there is said to be gone: %s",
+			   res->err.msg);
 	if (attached && kept_to_it) { /* every byte committed; closed or died: every unit */
 		uint64_t want = p->end_bytes && p->cursor > p->end_bytes ? p->end_bytes : p->cursor;
 		bool at_end = p->end_bytes && p->cursor >= p->end_bytes;
