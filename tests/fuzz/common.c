@@ -10,18 +10,20 @@
 #include "fuzz.h"
 
 static char dir[512], path1[600], path2[600];
+static char extra[16][600]; /* fuzz_path's names */
+static unsigned nextra;
 
 static void remove_dir(void)
 {
 	unlink(path1);
 	unlink(path2);
+	for (unsigned i = 0; i < nextra; i++)
+		unlink(extra[i]);
 	rmdir(dir);
 }
 
-static const char *write_file(char *path, const uint8_t *data, size_t size)
+static void make_dir(void)
 {
-	int fd;
-
 	if (!dir[0]) {
 		const char *base = getenv("NVT_FUZZ_DIR");
 		if (!base || !*base)
@@ -37,6 +39,13 @@ static const char *write_file(char *path, const uint8_t *data, size_t size)
 		snprintf(path2, sizeof(path2), "%s/b.nvt", dir);
 		atexit(remove_dir);
 	}
+}
+
+static const char *write_file(char *path, const uint8_t *data, size_t size)
+{
+	int fd;
+
+	make_dir();
 	/* rewritten in place and cut to size: truncating to zero first would make ext4 flush the
 	 * file at every close (auto_da_alloc), a hundred times slower */
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -68,6 +77,51 @@ const char *fuzz_file(const uint8_t *data, size_t size)
 const char *fuzz_file2(const uint8_t *data, size_t size)
 {
 	return write_file(path2, data, size);
+}
+
+const char *fuzz_path(const char *name)
+{
+	make_dir();
+	for (unsigned i = 0; i < nextra; i++)
+		if (!strcmp(strrchr(extra[i], '/') + 1, name))
+			return extra[i];
+	if (nextra == sizeof(extra) / sizeof(extra[0]) || strchr(name, '/')) {
+		fprintf(stderr, "fuzz_path: %s: too many names, or not a name\n", name);
+		abort();
+	}
+	snprintf(extra[nextra], sizeof(extra[0]), "%s/%s", dir, name);
+	return extra[nextra++];
+}
+
+const char *fuzz_dir(void)
+{
+	make_dir();
+	return dir;
+}
+
+uint8_t *fuzz_read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t cap = 0, n;
+
+	*size = 0;
+	if (!f)
+		return NULL;
+	do {
+		if (*size == cap) {
+			uint8_t *b = realloc(buf, cap = cap ? cap * 2 : 65536);
+			if (!b) {
+				fprintf(stderr, "%s: out of memory\n", path);
+				abort();
+			}
+			buf = b;
+		}
+		n = fread(buf + *size, 1, cap - *size, f);
+		*size += n;
+	} while (n);
+	fclose(f);
+	return buf;
 }
 
 /* The CRC of each header copy that has nvtape's magic: both 2048-byte slots of version 2, or

@@ -34,6 +34,23 @@ const char *fuzz_file(const uint8_t *data, size_t size);
 /* A second scratch path in the same directory, for a copy. */
 const char *fuzz_file2(const uint8_t *data, size_t size);
 
+/* A scratch path dir/name in the same directory (removed at exit; at most 16 names). */
+const char *fuzz_path(const char *name);
+/* That directory. */
+const char *fuzz_dir(void);
+/* A whole file, malloc'ed (*size bytes), or NULL when it cannot be opened. */
+uint8_t *fuzz_read_file(const char *path, size_t *size);
+
+/* Strict JSON (RFC 8259): one value, UTF-8 without overlong forms or surrogates, escapes whole
+ * (surrogate escapes only in pairs), no key twice in one object, nesting at most 32 deep. 0, or -1
+ * with why (cap bytes) saying where it broke. on_scalar (may be NULL) sees every string,
+ * number, true, false and null with its path: keys and indices as "global.core:datatype" or
+ * "captures[2].core:sample_start" (keys raw, without their quotes), and the value's text
+ * (strings with their quotes). */
+int fuzz_json_check(const char *s, size_t n,
+		    void (*on_scalar)(void *arg, const char *path, const char *v, size_t len),
+		    void *arg, char *why, size_t cap);
+
 /* Give the nvtape header at the start of buf (len bytes) a correct CRC, so that mutations get
  * past the CRC check to the field checks. No-op unless it starts with the nvtape magic and holds
  * a whole header. */
