@@ -381,8 +381,10 @@ static void check(const char *path, const struct prod *p, unsigned end, bool att
 	if (p->rec->rc)
 		FUZZ_CHECK(p->rec->rc < 0 && res->err.code && res->err.msg[0],
 			   "a failed recording says why");
-	if (!file) { /* refused before it began */
-		FUZZ_CHECK(p->rec->rc && !attached, "no recording");
+	if (!file) { /* refused before it began, or failed before its first byte (no file left) */
+		FUZZ_CHECK(p->rec->rc && (!attached || !kept_to_it || !p->cursor),
+			   "no recording, of a producer that attached and committed %llu bytes",
+			   (unsigned long long)p->cursor);
 		return;
 	}
 	nvt_layout_single(&l, path);

@@ -587,8 +587,9 @@ int nvt_recorder_drop(struct nvt_recorder *r, uint64_t units)
 	mark_start(r);
 	if (!r->pending_drop)
 		r->pending_time = since_start(r);
-	if (r->pending_drop > UINT64_MAX - units)
-		return -EOVERFLOW;
+	if (r->pending_drop > UINT64_MAX - units ||
+	    atomic_load_explicit(&r->drops, memory_order_relaxed) > UINT64_MAX - units)
+		return -EOVERFLOW; /* a count no stream can reach: the producer is broken */
 	r->pending_drop += units;
 	atomic_store(&r->pending_event, 1);
 	atomic_fetch_add(&r->drops, units);

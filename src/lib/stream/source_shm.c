@@ -620,7 +620,16 @@ static int follow(struct shmsrc *s, struct nvt_err *err)
 		rc = commit_to(s, d.pos > s->cons && d.pos <= pos ? d.pos : s->cons, err);
 		if (rc)
 			return rc;
-		nvt_recorder_drop(s->r, d.units);
+		if (s->logged > UINT64_MAX - d.units || nvt_recorder_drop(s->r, d.units)) {
+			nvt_err_set(
+				err, EPROTO,
+				"shm %s: the producer (pid %d) logged a drop of %llu units, "
+				"which takes the drop count past 2^64: a producer that does not "
+				"follow include/nvtape/producer.h; the recording keeps what came "
+				"before",
+				s->addr.sun_path, (int)s->pid, (unsigned long long)d.units);
+			return -EPROTO;
+		}
 		s->logged += d.units;
 		s->tail = tail + 1;
 		atomic_store_explicit(&c->drop_tail, s->tail, memory_order_release);
