@@ -215,7 +215,8 @@ char *nvt_meta_set(const char *text, const char *key, const char *value)
 	if (!nvt_meta_key_ok(key, kn) || strchr(value, '\n') ||
 	    !utf8_ok((const unsigned char *)value, vn))
 		return NULL;
-	out = o = malloc(tn + kn + vn + 3);
+	/* the text, a newline its last line may lack, KEY=VALUE and its newline, the NUL */
+	out = o = malloc(tn + 1 + kn + vn + 2 + 1);
 	if (!out)
 		return NULL;
 	for (const char *p = text; p && *p;) { /* every other line as it is */
