@@ -10,10 +10,8 @@
  * than the recording holds. */
 #include <inttypes.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/index.h"
 #include "format/pcapng.h"
 #include "fuzz.h"
 #include "nvtape/export.h"
