@@ -156,13 +156,17 @@ static void progress(const struct nvt_record_stats *st, void *arg)
 			 (unsigned long long)st->src_fifo_level,
 			 (unsigned long long)st->src_fifo_depth,
 			 (unsigned long long)st->src_fifo_hwm);
-	/* a slow stream's first chunk fills for a long time: 0.0 MB/s said nothing of why */
-	if (st->bytes_written)
+	/* a slow stream: what arrived is written at the next checkpoint (once a second), in
+	 * kB until a GB is reached; 0.0 MB/s and 0.000 GB said nothing */
+	if (st->bytes_written >= 1000000000u)
 		snprintf(rate, sizeof(rate), "%9.1f MB/s (avg %9.1f) %10.3f GB", inst, avg,
 			 st->bytes_written / 1e9);
+	else if (st->bytes_written)
+		snprintf(rate, sizeof(rate), "%9.1f MB/s (avg %9.1f) %10.1f kB", inst, avg,
+			 st->bytes_written / 1e3);
 	else
-		snprintf(rate, sizeof(rate), "nothing written yet: the first %llu KiB chunk fills",
-			 (unsigned long long)(c->chunk_bytes >> 10));
+		snprintf(rate, sizeof(rate),
+			 "nothing written yet (the next checkpoint writes what arrived)");
 	fprintf(stderr,
 		"%s%8.1fs %s  inflight %2u  ring %3llu/%llu "
 		"(hwm %llu)%s  drops %llu%s%s%s",
