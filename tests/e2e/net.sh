@@ -435,8 +435,8 @@ wait "$rp"
 rc=$?
 [ "$rc" = 1 ] && grep -q "stopped before the capture's first bytes came" "$T/err" || fail "Ctrl-C on a FIFO: exit $rc, $(cat "$T/err")"
 [ ! -e "$T/wait.nvt" ] || fail "a recording that got nothing left its file"
-expect_rc 1 "$NVT" record --source pcap:<(head -c 100 /dev/zero) "$T/bad.nvt"
-grep -q "no magic number" "$T/err" && [ ! -e "$T/bad.nvt" ] || fail "not a capture: $(cat "$T/err")"
+expect_rc 1 "$NVT" record --source pcap:<(head -c 100 /dev/zero) "$T/notcap.nvt"
+grep -q "no magic number" "$T/err" && [ ! -e "$T/notcap.nvt" ] || fail "not a capture: $(cat "$T/err")"
 ok "pcap from a FIFO and a pipe (read once); Ctrl-C ends a wait for a writer; a failed start leaves no file"
 
 # 8c. pcapng oddities: a time past 2^64 ns (microsecond units) refused, not wrapped; a time after
