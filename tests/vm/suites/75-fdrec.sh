@@ -42,7 +42,7 @@ fdrec_read_mode() {
 check fdrec-read-mode fdrec_read_mode
 # --source fdrec: nvtape's buffers registered with the driver, the test pattern at two rates
 fdrec_clean() { # fdrec_clean RATE_BYTES
-	nvtape record -q --force --source fdrec --rate "$1" --duration 2 --chunk 1M $D0 >/tmp/r.out ||
+	nvtape record -q --force --source fdrec --rate "${1}B" --duration 2 --chunk 1M $D0 >/tmp/r.out ||
 		{ cat /tmp/r.out; return 1; }
 	b=$(field bytes </tmp/r.out)
 	echo "NVT-INFO fdrec-clean-$1: $b bytes, drops $(field drops </tmp/r.out), FIFO high-water $(field src_fifo_hwm </tmp/r.out) of $(field src_fifo_depth </tmp/r.out) beats (device: $(cat $SYS/fifo_hwm))"
