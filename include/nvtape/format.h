@@ -273,8 +273,9 @@ NVT_API int nvt_recording_open(const struct nvt_layout *l, struct nvt_recording 
 			       struct nvt_err *err);
 /* Is a writer alive on the recording? It holds each member file's lock (or each device
  * exclusively), as recover and meta find before they refuse. 1 when it is, with *pid the
- * writer's process (0 when the system does not say: a device held exclusively), 0 when no one
- * holds it (an interrupted recording's writer died), or -errno with err set. */
+ * writer's process (0 when the system does not say: a device held exclusively), 0 when no live
+ * process holds it (an interrupted recording's writer died; a lock still held a moment after its
+ * holder ended is waited for, up to two seconds), or -errno with err set. */
 NVT_API int nvt_recording_writer(const struct nvt_layout *l, int *pid, struct nvt_err *err);
 /* Read the index of a recording (no index: *n = 0). */
 NVT_API int nvt_recording_read_index(const struct nvt_layout *l, const struct nvt_recording *rec,

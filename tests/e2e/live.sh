@@ -67,4 +67,26 @@ grep -q "PROBLEM: recording not finalized, and no writer holds it" "$T/out" ||
 expect_rc 2 "$NVT" info --follow "$g"
 grep -q "its writer died before finishing it" "$T/err" || { cat "$T/err"; fail "info --follow of a dead recording"; }
 ok "a writer killed: INCOMPLETE, verify exit 2, info --follow exit 2"
+
+# A killed writer's lock outlives it for a moment (its io_uring is torn down after the
+# process). Here the locker exits at once and a child it forked keeps the open file, with the
+# lock, for 1 s and then for 4 s: a holder that has ended is dead, not live, either way.
+for hold in 1 4; do
+	python3 -c "
+import fcntl, os, sys, time
+fd = os.open('$g', os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+if os.fork() == 0:
+    time.sleep($hold)
+    os._exit(0)
+" || fail "the lock holder"
+	expect_rc 2 "$NVT" verify "$g"
+	grep -q "PROBLEM: recording not finalized, and no writer holds it" "$T/out" ||
+		{ cat "$T/out"; fail "verify of a recording locked by an ended process ($hold s)"; }
+	expect_rc 0 "$NVT" info "$g"
+	grep -q "state  *INCOMPLETE (writer died" "$T/out" ||
+		{ cat "$T/out"; fail "info of a recording locked by an ended process ($hold s)"; }
+	sleep $hold
+done
+ok "a lock whose holder has ended (held on for 1 s, for 4 s): INCOMPLETE, verify exit 2"
 echo "live: all passed"

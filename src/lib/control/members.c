@@ -4,6 +4,8 @@
  * The same claim tells readers (info, verify) whether a writer is alive. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -132,7 +134,8 @@ int nvt_members_claim(const struct nvt_layout *L, int *fd, const char *then, str
 }
 
 /* The process holding a BSD lock on path, from /proc/locks ("1: FLOCK ADVISORY WRITE PID
- * MAJ:MIN:INODE 0 EOF", the device in hex); 0 when it is not found there. */
+ * MAJ:MIN:INODE 0 EOF", the device in hex); 0 when it is not found there, -1 when the holder has
+ * ended (the kernel shows PID 0 for a lock whose process is gone). */
 static int flock_holder(const char *path)
 {
 	struct stat st;
@@ -152,27 +155,59 @@ static int flock_holder(const char *path)
 			    5)
 			continue;
 		if (!strcmp(type, "FLOCK") && maj == major(st.st_dev) && min == minor(st.st_dev) &&
-		    ino == (unsigned long long)st.st_ino && p > 0)
-			pid = p;
+		    ino == (unsigned long long)st.st_ino)
+			pid = p > 0 ? p : -1;
 	}
 	fclose(f);
 	return pid;
 }
 
+/* Has the process ended (gone, or a zombie not yet reaped)? */
+static bool process_ended(int pid)
+{
+	char path[64], line[512];
+	bool zombie = false;
+	FILE *f;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	if (fgets(line, sizeof(line), f)) {
+		const char *p = strrchr(line, ')'); /* the name may hold spaces and parentheses */
+		zombie = p && p[1] == ' ' && p[2] == 'Z';
+	}
+	fclose(f);
+	return zombie;
+}
+
+/* A lock whose holder has ended belongs to a writer that was killed: its io_uring, torn down
+ * after the process, lets the file go a moment later. Such a holder is dead, not live: wait up to
+ * two seconds for the lock to go, and call it dead either way. A lock gone from /proc/locks by
+ * the time it is read was just let go: ask again. */
 int nvt_recording_writer(const struct nvt_layout *l, int *pid, struct nvt_err *err)
 {
 	int fd[NVT_MAX_MEMBERS];
-	const char *busy = NULL;
-	int rc = try_claim(l, fd, &busy, err);
 
-	*pid = 0;
-	if (rc == 0) {
-		nvt_layout_close(l, fd);
-		return 0;
+	for (int i = 0;; i++) {
+		const char *busy = NULL;
+		int rc = try_claim(l, fd, &busy, err);
+		*pid = 0;
+		if (rc == 0) {
+			nvt_layout_close(l, fd);
+			return 0;
+		}
+		if (rc != -EBUSY)
+			return -(err->code ? err->code : EIO);
+		int holder = busy ? flock_holder(busy) : 0;
+		*pid = holder > 0 ? holder : 0;
+		if (!busy || (holder > 0 && !process_ended(holder)))
+			return 1; /* a device held exclusively, or a live holder */
+		if (i == 20) {
+			*pid = 0;
+			return 0;
+		}
+		nvt_sleep_until(nvt_mono_ns() + 100000000ull);
 	}
-	if (rc != -EBUSY)
-		return -(err->code ? err->code : EIO);
-	if (busy)
-		*pid = flock_holder(busy);
-	return 1;
 }
