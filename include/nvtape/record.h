@@ -35,6 +35,16 @@ struct nvt_record_stats {
 	uint64_t src_fifo_level, src_fifo_hwm, src_fifo_depth;
 };
 
+/* What the source has handed to the recording so far, beside what the storage holds
+ * (nvt_record_opts.progress_input): a slow stream's data arrives long before a chunk or a
+ * checkpoint writes it. struct_size: later versions append members. */
+struct nvt_record_input {
+	size_t struct_size;
+	uint64_t bytes;   /* committed into the ring, the chunk still filling included */
+	uint64_t records; /* records received (a packet source's packets, reported with
+			   * nvt_recorder_source_records); 0 when the source counts none */
+};
+
 /* Options of a recording. Initialize with nvt_record_opts_init() (it sets struct_size, which
  * lets later versions of the library grow this struct without breaking callers). */
 struct nvt_record_opts {
@@ -96,6 +106,10 @@ struct nvt_record_opts {
 	 * reserved), before the source starts, so that a caller's "recording to ..." line follows
 	 * every refusal of the options rather than coming before one. NULL: none. */
 	void (*opened)(void *arg);
+	/* the progress callback with the source's figures too (I/O thread, every stats_ns);
+	 * called instead of progress when set */
+	void (*progress_input)(const struct nvt_record_stats *st, const struct nvt_record_input *in,
+			       void *arg);
 };
 
 enum nvt_stop_reason {

@@ -70,6 +70,10 @@ NVT_API int nvt_recorder_drop(struct nvt_recorder *r, uint64_t units);
 NVT_API void nvt_recorder_source_fifo(struct nvt_recorder *r, uint64_t level, uint64_t hwm,
 				      uint64_t depth);
 
+/* The producer's count of records (packets) received so far, shown with the live stats
+ * (nvt_record_input.records). Any thread, as often as it likes. */
+NVT_API void nvt_recorder_source_records(struct nvt_recorder *r, uint64_t records);
+
 /* A producer that checks its stream itself (a packet source's sequence check): its counts so
  * far (records checked, gaps, records missing, backward jumps, bad values), shown as the
  * recording's check stats (nvt_record_stats.check_*). Any thread. */

@@ -141,11 +141,22 @@ static const char *check_str(struct rec_cli *c, const struct nvt_record_stats *s
 	return c->check_line;
 }
 
-static void progress(const struct nvt_record_stats *st, void *arg)
+/* bytes in kB under a GB, in GB from there */
+static const char *kb_gb(char *buf, size_t cap, uint64_t b)
+{
+	if (b >= 1000000000u)
+		snprintf(buf, cap, "%.3f GB", b / 1e9);
+	else
+		snprintf(buf, cap, "%.1f kB", b / 1e3);
+	return buf;
+}
+
+static void progress(const struct nvt_record_stats *st, const struct nvt_record_input *in,
+		     void *arg)
 {
 	struct rec_cli *c = arg;
 	double inst, avg;
-	char e[64], fifo[96], rate[96];
+	char e[64], fifo[96], rate[96], got[96], b[32];
 
 	cli_meter_update(&c->meter, st->bytes_written, st->elapsed_ns, &inst, &avg);
 	if (c->quiet)
@@ -167,10 +178,16 @@ static void progress(const struct nvt_record_stats *st, void *arg)
 	else
 		snprintf(rate, sizeof(rate),
 			 "nothing written yet (the next checkpoint writes what arrived)");
+	/* what the source handed over: a slow stream's packets before any is written */
+	if (in->records)
+		snprintf(got, sizeof(got), "  received %llu packets, %s",
+			 (unsigned long long)in->records, kb_gb(b, sizeof(b), in->bytes));
+	else
+		snprintf(got, sizeof(got), "  received %s", kb_gb(b, sizeof(b), in->bytes));
 	fprintf(stderr,
-		"%s%8.1fs %s  inflight %2u  ring %3llu/%llu "
+		"%s%8.1fs %s%s  inflight %2u  ring %3llu/%llu "
 		"(hwm %llu)%s  drops %llu%s%s%s",
-		c->tty ? "\r" : "", st->elapsed_ns / 1e9, rate, st->inflight,
+		c->tty ? "\r" : "", st->elapsed_ns / 1e9, rate, got, st->inflight,
 		(unsigned long long)st->ring_fill, (unsigned long long)st->ring_chunks,
 		(unsigned long long)st->ring_hwm, fifo, (unsigned long long)st->drops,
 		eta(c, st, avg, e, sizeof(e)), check_str(c, st), c->tty ? "   " : "\n");
@@ -649,7 +666,7 @@ static int run_record(struct nvt_record_opts *o, struct rec_cli *c)
 	c->chunk_bytes = o->chunk_bytes;
 	c->duration_ns = o->duration_ns;
 	o->interrupt = &cli_interrupted;
-	o->progress = progress;
+	o->progress_input = progress;
 	o->notice = cli_note;
 	o->arg = c;
 	if (c->quiet)

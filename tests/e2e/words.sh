@@ -53,7 +53,23 @@ expect_rc 0 "$NVT" record --rate 100KB --duration 2.5 --stats 0.5 "$T/slow.nvt"
 grep -q "nothing written yet (the next checkpoint writes what arrived)" "$T/err" &&
 	grep -Eq "MB/s \(avg +[0-9.]+\) +[1-9][0-9]*\.[0-9] kB" "$T/err" ||
 	{ cat "$T/err"; fail "the live line of a slow stream"; }
-ok "a slow stream's live line: nothing written until the first checkpoint, then kB written"
+grep -Eq "nothing written yet .*  received [1-9][0-9.]* kB" "$T/err" ||
+	{ cat "$T/err"; fail "the live line of a slow stream: what was received before a write"; }
+ok "a slow stream's live line: nothing written until the first checkpoint, then kB written; kB received meanwhile"
+
+# 100 datagrams/s on loopback: the live line counts packets received before any is written
+port=$((20000 + $$ % 20000))
+"$NVT" record --source "udp:127.0.0.1:$port" --duration 3 --stats 0.25 "$T/u.nvt" \
+	>"$T/u.out" 2>"$T/u.err" &
+rp=$!
+wait_header "$T/u.nvt" 1
+"${NVT_TEST_DIR:?}/udpgen" 127.0.0.1 "$port" 1000 200 100 >/dev/null || fail "udpgen"
+wait $rp || { cat "$T/u.out" "$T/u.err"; fail "the udp recording: exit $?"; }
+grep -Eq "nothing written yet .*  received [1-9][0-9]* packets, [1-9][0-9.]* kB" "$T/u.err" ||
+	{ cat "$T/u.err"; fail "the live line of a slow udp stream: no packets received"; }
+grep -Eq "kB  received (1[0-9][0-9]|200) packets" "$T/u.err" ||
+	{ cat "$T/u.err"; fail "the live line of a slow udp stream: not the packets sent once written"; }
+ok "a slow udp stream's live line: packets and kB received before the first checkpoint writes them"
 
 if [ "$(id -u)" = 0 ]; then
 	"$NVT" record -q --source packet:lo --duration 2 "$T/p.nvt" >"$T/p.out" 2>&1 &

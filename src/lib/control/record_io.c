@@ -495,10 +495,19 @@ static void report_stats(struct nvt_recorder *r, struct loop_time *lt)
 	const struct nvt_record_opts *o = &r->o;
 	struct nvt_record_stats st;
 
-	if (!o->stats_ns || lt->now < lt->next_stats || !o->progress)
+	if (!o->stats_ns || lt->now < lt->next_stats || !(o->progress || o->progress_input))
 		return;
 	nvt_rec_fill_stats(r, &st, lt->now, false);
-	o->progress(&st, o->arg);
+	if (o->progress_input) {
+		struct nvt_record_input in = {
+			.struct_size = sizeof(in),
+			.bytes = atomic_load_explicit(&r->produced, memory_order_relaxed),
+			.records = atomic_load_explicit(&r->st_records, memory_order_relaxed),
+		};
+		o->progress_input(&st, &in, o->arg);
+	} else {
+		o->progress(&st, o->arg);
+	}
 	lt->next_stats += o->stats_ns;
 	if (lt->next_stats < lt->now)
 		lt->next_stats = lt->now + o->stats_ns;

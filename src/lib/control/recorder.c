@@ -616,6 +616,11 @@ void nvt_recorder_check_counts(struct nvt_recorder *r, const struct nvt_checker 
 	atomic_store_explicit(&r->st_ck[4], k->corrupt, memory_order_relaxed);
 }
 
+void nvt_recorder_source_records(struct nvt_recorder *r, uint64_t records)
+{
+	atomic_store_explicit(&r->st_records, records, memory_order_relaxed);
+}
+
 void nvt_recorder_source_fifo(struct nvt_recorder *r, uint64_t level, uint64_t hwm, uint64_t depth)
 {
 	atomic_store_explicit(&r->st_fifo[0], level, memory_order_relaxed);

@@ -69,6 +69,7 @@ struct nvt_recorder {
 	_Atomic unsigned st_inflight, st_max_inflight;
 	_Atomic uint32_t st_checkpoints;
 	_Atomic uint64_t st_fifo[3];  /* nvt_recorder_source_fifo: level, hwm, depth */
+	_Atomic uint64_t st_records;  /* nvt_recorder_source_records */
 	enum nvt_stop_reason latched; /* why the producer stopped, fixed at close() */
 	/* set by the I/O thread, read by close() on the producer's thread while it runs; a reason
 	 * read there right after a failure may still be the old one: finish() then keeps its own */

@@ -135,6 +135,7 @@ void nvt_pktw_commit(struct nvt_pktw *w, uint64_t ts_ns, uint32_t caplen, uint32
 		w->first_ns = ts_ns;
 	w->last_ns = ts_ns;
 	w->packets++;
+	nvt_recorder_source_records(w->r, w->packets); /* the live stats' packets received */
 }
 
 void nvt_pktw_dropped(struct nvt_pktw *w, uint64_t packets)
