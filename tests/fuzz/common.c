@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/index.h"
 #include "fuzz.h"
 
 static char dir[512], path1[600], path2[600];
@@ -200,4 +201,33 @@ void fuzz_check_open(const struct nvt_recording *rec, uint64_t file_bytes)
 			   (unsigned long long)rec->valid_bytes,
 			   (unsigned long long)rec->data_offset);
 	}
+}
+
+uint64_t fuzz_drop_events_sum(const struct nvt_index *ix, uint64_t data_bytes)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t i = 0; i < ix->nev; i++) {
+		FUZZ_CHECK(ix->ev[i].data_offset <= data_bytes &&
+				   (!i || ix->ev[i].data_offset >= ix->ev[i - 1].data_offset),
+			   "drop event %llu at %llu (data %llu)", (unsigned long long)i,
+			   (unsigned long long)ix->ev[i].data_offset,
+			   (unsigned long long)data_bytes);
+		FUZZ_CHECK(sum + ix->ev[i].beats >= sum, "the drop events' sum wraps");
+		sum += ix->ev[i].beats;
+	}
+	return sum;
+}
+
+void fuzz_push(void *v, size_t *n, size_t *cap, size_t elem, const void *item)
+{
+	void **a = v;
+
+	if (*n == *cap) {
+		void *g = realloc(*a, (*cap = *cap ? *cap * 2 : 64) * elem);
+		FUZZ_CHECK(g, "out of memory");
+		*a = g;
+	}
+	memcpy((char *)*a + *n * elem, item, elem);
+	(*n)++;
 }

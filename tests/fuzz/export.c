@@ -35,16 +35,6 @@ struct pks {
 	const struct nvt_pcapng_reader *rd; /* where the blocks are */
 };
 
-static void add(struct pks *l, const struct pk *p)
-{
-	if (l->n == l->cap) {
-		struct pk *v = realloc(l->v, (l->cap = l->cap ? l->cap * 2 : 64) * sizeof(*v));
-		FUZZ_CHECK(v, "out of memory");
-		l->v = v;
-	}
-	l->v[l->n++] = *p;
-}
-
 static int collect(const struct nvt_pcapng_block *b, void *arg)
 {
 	struct pks *l = arg;
@@ -56,7 +46,7 @@ static int collect(const struct nvt_pcapng_block *b, void *arg)
 			       .origlen = b->origlen,
 			       .type = b->type,
 			       .data = b->data};
-		add(l, &p);
+		fuzz_push(&l->v, &l->n, &l->cap, sizeof(*l->v), &p);
 	}
 	return 0;
 }
@@ -92,7 +82,7 @@ static void wanted(const struct pks *all, const struct opts *o, const struct nvt
 		bool in = o->time ? p->ts >= from && p->ts < to
 				  : p->at >= r->offset && p->at - r->offset < r->length;
 		if (in)
-			add(want, p);
+			fuzz_push(&want->v, &want->n, &want->cap, sizeof(*want->v), p);
 	}
 }
 
@@ -154,7 +144,7 @@ static void check_pcap(const uint8_t *out, size_t n, const struct pks *want,
 			   le32(out + at + 4));
 		FUZZ_CHECK(p.caplen <= n - at - 16, "the pcap export ends inside a packet at %zu",
 			   at);
-		add(&got, &p);
+		fuzz_push(&got.v, &got.n, &got.cap, sizeof(*got.v), &p);
 		at += 16 + (size_t)p.caplen;
 	}
 	FUZZ_CHECK(got.n == r->packets, "%zu packets in the pcap export, it says %" PRIu64, got.n,

@@ -51,6 +51,14 @@ int fuzz_json_check(const char *s, size_t n,
 		    void (*on_scalar)(void *arg, const char *path, const char *v, size_t len),
 		    void *arg, char *why, size_t cap);
 
+/* The sum of the drop events' counts of an index read with the recording (each event inside the
+ * data, in order, the sum not wrapping: an invariant violated otherwise). */
+struct nvt_index;
+uint64_t fuzz_drop_events_sum(const struct nvt_index *ix, uint64_t data_bytes);
+
+/* Append the elem-byte item to the growing array *v of *n items (room for *cap). */
+void fuzz_push(void *v, size_t *n, size_t *cap, size_t elem, const void *item);
+
 /* Give the nvtape header at the start of buf (len bytes) a correct CRC, so that mutations get
  * past the CRC check to the field checks. No-op unless it starts with the nvtape magic and holds
  * a whole header. */

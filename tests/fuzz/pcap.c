@@ -32,16 +32,6 @@ struct pks {
 	bool after_isb;
 };
 
-static void add(struct pks *l, const struct pk *p)
-{
-	if (l->n == l->cap) {
-		struct pk *v = realloc(l->v, (l->cap = l->cap ? l->cap * 2 : 64) * sizeof(*v));
-		FUZZ_CHECK(v, "out of memory");
-		l->v = v;
-	}
-	l->v[l->n++] = *p;
-}
-
 static int collect(const struct nvt_pcapng_block *b, void *arg)
 {
 	struct pks *l = arg;
@@ -54,7 +44,7 @@ static int collect(const struct nvt_pcapng_block *b, void *arg)
 		l->isb = true;
 	if (b->type == PCAPNG_EPB || b->type == PCAPNG_SPB) {
 		struct pk p = {b->ts_ns, b->caplen, b->origlen, b->data};
-		add(l, &p);
+		fuzz_push(&l->v, &l->n, &l->cap, sizeof(*l->v), &p);
 	}
 	return 0;
 }
@@ -84,7 +74,7 @@ static void classic(const uint8_t *d, size_t n, struct pks *l, bool *clean)
 			return;
 		struct pk p = {(uint64_t)sec * 1000000000u + (nano ? frac : frac * 1000ull), cap,
 			       orig < cap ? cap : orig, d + at + 16};
-		add(l, &p);
+		fuzz_push(&l->v, &l->n, &l->cap, sizeof(*l->v), &p);
 		at += 16 + (size_t)cap;
 	}
 	*clean = at == n;

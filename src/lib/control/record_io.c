@@ -230,21 +230,22 @@ static bool part_write(struct nvt_recorder *r)
 	return true;
 }
 
-static void write_failed(struct nvt_recorder *r, uint64_t k, uint64_t len, int64_t res)
+/* A data write failed or fell short: the recording stops, keeping what landed before it. what
+ * names the write ("the write", or a checkpoint's write of the chunk being filled), at where. */
+static void fail_write(struct nvt_recorder *r, const char *what, unsigned long long want,
+		       const char *where, unsigned long long off, int64_t res)
 {
-	unsigned long long want = align_up(len, NVT_BLOCK);
-	unsigned long long off = r->pump.off[k % r->ring.nchunks];
-
 	if (res == -ENOSPC || (res >= 0 && (uint64_t)res < want))
 		nvt_rec_fail(r, NVT_STOP_NO_SPACE, ENOSPC,
-			     "no space left on the device: the write of %llu bytes at offset %llu "
-			     "%s; everything before it is kept",
-			     want, off, res < 0 ? "failed with ENOSPC" : "was cut short");
+			     "no space left on the device: %s of %llu bytes at %s %llu %s; "
+			     "everything before it is kept",
+			     what, want, where, off,
+			     res < 0 ? "failed with ENOSPC" : "was cut short");
 	else
 		nvt_rec_fail(r, NVT_STOP_IO_ERROR, res < 0 ? (int)-res : EIO,
-			     "write of %llu bytes at offset %llu failed%s%s%s: %s; everything "
+			     "%s of %llu bytes at %s %llu failed%s%s%s: %s; everything "
 			     "written before it is kept",
-			     want, off, r->eng.fault[0] ? " on " : "", r->eng.fault,
+			     what, want, where, off, r->eng.fault[0] ? " on " : "", r->eng.fault,
 			     r->eng.fault[0] ? " (that drive failed)" : "",
 			     res < 0 ? strerror((int)-res) : "short write");
 }
@@ -256,7 +257,8 @@ static void handle_write(struct nvt_recorder *r, const struct nvt_io_done *d)
 	int rc = nvt_pump_complete(&r->pump, d, &k, &len);
 
 	if (rc < 0)
-		write_failed(r, k, len, d->res);
+		fail_write(r, "the write", align_up(len, NVT_BLOCK), "offset",
+			   r->pump.off[k % r->ring.nchunks], d->res);
 	while (nvt_pump_ready(&r->pump, &k, &off, &len)) {
 		r->written += len;
 		if (k == r->part_seq) { /* written whole: its prefix is part of written */
@@ -333,21 +335,8 @@ static void handle_part(struct nvt_recorder *r, int64_t res)
 	r->part_inflight = false;
 	if (res < 0 || (uint64_t)res < want) {
 		r->ckpt_busy = false;
-		if (res == -ENOSPC || res >= 0)
-			nvt_rec_fail(r, NVT_STOP_NO_SPACE, ENOSPC,
-				     "no space left on the device: a checkpoint's write of the "
-				     "chunk being filled (%llu bytes at data offset %llu) %s; "
-				     "everything before it is kept",
-				     (unsigned long long)want, (unsigned long long)r->written,
-				     res < 0 ? "failed with ENOSPC" : "was cut short");
-		else
-			nvt_rec_fail(
-				r, NVT_STOP_IO_ERROR, (int)-res,
-				"a checkpoint's write of the chunk being filled (%llu bytes at "
-				"data offset %llu) failed%s%s: %s; everything written before "
-				"it is kept",
-				(unsigned long long)want, (unsigned long long)r->written,
-				r->eng.fault[0] ? " on " : "", r->eng.fault, strerror((int)-res));
+		fail_write(r, "a checkpoint's write of the chunk being filled", want, "data offset",
+			   r->written, res);
 		return;
 	}
 	r->part_landed = r->part_want;
