@@ -62,6 +62,9 @@ struct nvt_play_opts {
 	double speed; /* default 1 */
 	uint64_t pps; /* FAST: packets a second */
 	uint64_t late_ns;
+	/* called once the recording and the sink are open, before the first byte is played, so
+	 * that a caller's "playing ..." line follows every refusal of the options. NULL: none. */
+	void (*opened)(void *arg);
 };
 
 enum nvt_play_problem {

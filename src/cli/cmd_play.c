@@ -62,6 +62,7 @@ struct play_cli {
 	uint64_t max_errors, printed[3];
 	struct cli_meter meter;
 	struct nvt_play_result res; /* the one being made (on_event: is it checking records?) */
+	const struct nvt_play_opts *opts; /* for the banner */
 };
 
 static void progress(const struct nvt_play_stats *st, void *arg)
@@ -450,6 +451,14 @@ static void banner(const struct nvt_play_opts *o)
 		o->sink ? o->sink : "checker", rate);
 }
 
+static void opened(void *arg)
+{
+	struct play_cli *c = arg;
+
+	if (!c->quiet)
+		banner(c->opts);
+}
+
 static int run_play(struct nvt_play_opts *o, struct play_cli *c)
 {
 	struct nvt_play_result *r = &c->res;
@@ -466,8 +475,8 @@ static int run_play(struct nvt_play_opts *o, struct play_cli *c)
 	if (o->stats_ns && o->loops)
 		c->total_bytes = total_bytes(o);
 	cli_install_signals();
-	if (!c->quiet)
-		banner(o);
+	c->opts = o;
+	o->opened = opened;
 	rc = nvt_play(o, r);
 	if (!c->quiet && c->tty && o->stats_ns)
 		fputc('\n', stderr);

@@ -21,7 +21,13 @@ grep -q "recording to" "$T/err" && { cat "$T/err"; fail "the banner came before 
 expect_rc 0 "$NVT" record --size 1M "$T/b.nvt"
 grep -q "^nvtape record: recording to $T/b.nvt (.*) -- Ctrl-C to stop" "$T/err" ||
 	{ cat "$T/err"; fail "no banner for a recording that ran"; }
-ok "the banner: none before an argument error, once the recording is open"
+expect_rc 64 "$NVT" play --sink udp:127.0.0.1:9 "$T/b.nvt"
+grep -q "this recording holds none" "$T/err" || { cat "$T/err"; fail "play: no refusal"; }
+grep -q "playing" "$T/err" && { cat "$T/err"; fail "play: the banner came before the refusal"; }
+expect_rc 0 "$NVT" play "$T/b.nvt"
+grep -q "^nvtape play: playing $T/b.nvt (.*) -- Ctrl-C to stop" "$T/err" ||
+	{ cat "$T/err"; fail "no banner for a playback that ran"; }
+ok "the banner: none before an argument error, once the recording (or the playback) is open"
 
 for cmd in info verify recover meta export; do
 	expect_rc 1 "$NVT" $cmd "$T/random.bin"

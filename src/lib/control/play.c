@@ -217,6 +217,8 @@ int nvt_play(const struct nvt_play_opts *given, struct nvt_play_result *res)
 	rc = nvt_counter_pick(o->check, &res->rec, o->notice, o->arg, &res->counter, &res->err);
 	res->counter_checked = rc > 0;
 	rc = rc < 0 ? rc : open_sink(o, &f, res);
+	if (!rc && o->opened)
+		o->opened(o->arg);
 	if (!rc)
 		rc = nvt_sink_frame_start(&f, &res->err);
 	if (!rc) {
