@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* nvtape speedtest: sequential write and read of one or several targets at once, every beat
  * checked on read-back; table, RESULT, JSON and the HTML report. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,8 +160,9 @@ static void table(const struct nvt_speedtest_result *r, int rc)
 			       (unsigned long long)t->corrupt, (unsigned long long)t->gaps,
 			       (unsigned long long)t->backward,
 			       (unsigned long long)t->first_bad_offset);
-		if (t->error[0])
-			printf("  %s\n", t->error);
+		if (t->error[0]) /* a target that holds data: the way past the refusal, as record */
+			printf("  %s%s\n", t->error,
+			       t->write_rc == -EEXIST ? "; give --force to overwrite it" : "");
 	}
 	if (r->n > 1)
 		printf("%-28s %10.1f %10.1f\n", "all at once", r->agg_write_mbps, r->agg_read_mbps);

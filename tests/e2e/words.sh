@@ -29,6 +29,11 @@ grep -q "^nvtape play: playing $T/b.nvt (.*) -- Ctrl-C to stop" "$T/err" ||
 	{ cat "$T/err"; fail "no banner for a playback that ran"; }
 ok "the banner: none before an argument error, once the recording (or the playback) is open"
 
+expect_rc 1 "$NVT" speedtest --size 4M "$T/b.nvt"
+grep -q "recording to it would replace it; give --force to overwrite it" "$T/out" ||
+	{ cat "$T/out"; fail "speedtest's refusal of a recording does not name --force"; }
+ok "speedtest's refusal of a target that holds a recording names --force, as record's does"
+
 for cmd in info verify recover meta export; do
 	expect_rc 1 "$NVT" $cmd "$T/random.bin"
 	grep -q "$T/random.bin: not a recording: bad magic" "$T/err" ||
