@@ -49,6 +49,33 @@ nvme_stripe() {
 	grep -q "drive 1 .*serial nvtape1" /tmp/i.out || { cat /tmp/i.out; return 1; }
 }
 check nvme-stripe-record-verify-play-md nvme_stripe
+# a slow stream (20 KB/s: an 8 MiB chunk would take 7 minutes) through passthrough, striped,
+# killed after three checkpoints: each wrote the part of the chunk being filled, so recover keeps
+# all but the last interval, every byte covered by a checksum
+nvme_slow_kill() {
+	nvtape record -q --force --engine nvme --rate 20KB $D0 $D1 >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 300); do # this recording's fourth header: three checkpoints
+		nvtape info --json $D0 $D1 >/tmp/k.json 2>/dev/null
+		g=$(sed -n 's/.*"generation":\([0-9]*\).*/\1/p' /tmp/k.json)
+		grep -q '"complete":false' /tmp/k.json && [ -n "$g" ] && [ "$g" -ge 4 ] && break
+		sleep 0.1
+	done
+	t=$(date +%s.%N)
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	d=$(nvtape info --json $D0 $D1 | sed -n 's/.*"durable_bytes":\([0-9]*\).*/\1/p')
+	s=$(nvtape info --json $D0 $D1 | sed -n 's/.*"start_ns":\([0-9]*\).*/\1/p')
+	nvtape recover $D0 $D1 >/tmp/k.out || { cat /tmp/k.out; return 1; }
+	b=$(field data_bytes </tmp/k.out)
+	nvtape verify $D0 $D1 >/tmp/v.out || { cat /tmp/v.out; return 1; }
+	grep -q "0 bytes not covered" /tmp/v.out || { cat /tmp/v.out; return 1; }
+	lost=$(awk -v t="$t" -v s="$s" -v b="$b" 'BEGIN { printf "%.2f", (t - s / 1e9) - b / 20000 }')
+	echo "NVT-INFO slow stream killed: checkpoint vouched for $d bytes, recover kept $b ($lost s of stream lost)"
+	[ "$d" -gt 0 ] && [ "$d" -lt 1000000 ] && awk -v l="$lost" 'BEGIN { exit !(l >= 0 && l <= 1.5) }' ||
+		{ cat /tmp/k.json /tmp/k.out /tmp/v.out; return 1; }
+}
+check nvme-slow-stream-kill nvme_slow_kill
 # nvme_file FS: a recording file on FS over md RAID0, written through passthrough while mounted,
 # at a rate far below what the emulated drives take even on a loaded host (no drops)
 nvme_file() {
