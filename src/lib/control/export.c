@@ -3,7 +3,9 @@
  * checked against the chunk checksums and written out (hashed for SigMF's core:sha512); the
  * SigMF metadata takes what the recording says of itself (core:datatype, core:sample_rate,
  * ...: every number range-checked), and turns each drop event inside the range into a new
- * capture whose global index jumps by the samples lost, with an annotation saying so.
+ * capture whose global index jumps by the samples lost, with an annotation saying so; drops the
+ * recording counts but does not place (an fdrec file keeps only their number) become an
+ * annotation over the whole range and a result the caller reports as a data problem.
  * An output is never the recording itself nor any other recording, and is written under a
  * temporary name beside it, renamed into place once whole: an export that fails or is
  * interrupted leaves nothing behind and the old file, if any, as it was. */
@@ -588,6 +590,9 @@ static int sigmf_text(FILE *f, const struct sigmf *m, const struct nvt_index *ix
 	}
 	fprintf(f, ",\n    \"core:extensions\": [{\"name\": \"nvtape\", \"version\": \"1.0.0\", "
 		   "\"optional\": true}]");
+	if (res->unplaced_samples)
+		fprintf(f, ",\n    \"nvtape:unplaced_samples\": %llu",
+			(unsigned long long)res->unplaced_samples);
 	other_keys(f, m->meta);
 	fprintf(f, "\n  },\n  \"captures\": [\n");
 	capture(f, m, ix, 0, gidx, res->offset, true);
@@ -610,7 +615,20 @@ static int sigmf_text(FILE *f, const struct sigmf *m, const struct nvt_index *ix
 		res->captures++;
 	}
 	fprintf(f, "\n  ],\n  \"annotations\": [");
-	first = true;
+	first = !res->unplaced_samples;
+	if (res->unplaced_samples)
+		fprintf(f,
+			"\n    {\n      \"core:sample_start\": 0,\n      \"core:sample_count\": "
+			"%llu,\n"
+			"      \"core:label\": \"drops unplaced\",\n      \"core:comment\": \"%llu "
+			"samples were lost in this recording at places it does not keep (%s): the "
+			"samples after the first of them lie later than the time axis says\"\n    "
+			"}",
+			(unsigned long long)(res->length / m->ss),
+			(unsigned long long)res->unplaced_samples,
+			rec->format == NVT_FMT_FDREC
+				? "an FPGA Drive Recorder file keeps only a drop count"
+				: "its drop index is missing");
 	for (uint64_t i = 0; i < ix->nev; i++) {
 		const struct nvt_drop_event *e = &ix->ev[i];
 		uint64_t lost = 0;
@@ -629,6 +647,23 @@ static int sigmf_text(FILE *f, const struct sigmf *m, const struct nvt_index *ix
 	}
 	fprintf(f, "%s]\n}\n", first ? "" : "\n  ");
 	return 0;
+}
+
+/* The samples lost that the header counts beyond those the drop index places (all of them in
+ * an fdrec file, which has no index), rounded up; a count too large for 64 bits saturates. */
+static void count_unplaced(const struct nvt_index *ix, struct nvt_export_result *res)
+{
+	const struct nvt_recording *rec = &res->rec;
+	uint64_t placed = 0, bytes;
+
+	for (uint64_t i = 0; i < ix->nev; i++)
+		if (__builtin_add_overflow(placed, ix->ev[i].beats, &placed))
+			placed = UINT64_MAX;
+	if (rec->drop_count <= placed)
+		return;
+	if (__builtin_mul_overflow(rec->drop_count - placed, rec->beat_bytes, &bytes))
+		bytes = UINT64_MAX;
+	res->unplaced_samples = bytes / res->sample_bytes + !!(bytes % res->sample_bytes);
 }
 
 /* What SigMF needs before anything is written: a datatype, numbers in range, whole samples,
@@ -673,6 +708,7 @@ static int sigmf_check(const struct nvt_export_opts *o, struct sigmf *m, char *d
 			      (unsigned long long)res->sample_bytes, dt);
 		return -EINVAL;
 	}
+	count_unplaced(ix, res);
 	for (uint64_t i = 0; i < ix->nev; i++) {
 		uint64_t lost = 0;
 		if (ix->ev[i].data_offset <= res->offset ||
