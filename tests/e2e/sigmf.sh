@@ -71,4 +71,95 @@ expect_rc 0 "$NVT" export --format sigmf -o "$T/n" "$T/n.dat"
 grep -q "drops unplaced" "$T/n.sigmf-meta" && fail "fdrec without drops has the annotation"
 expect_rc 0 "$NVT" export -o "$T/raw.bin" "$T/g.dat"
 ok "fdrec with a 4096-beat drop: SigMF exit 2, 65536 samples unplaced, annotated; without drops and raw: 0"
+# the in-place form: for every datatype nvtape takes, 1, 3 and 7 channels, the recording ends a
+# whole number of samples after core:header_bytes, so sigmf-python's loader (np.memmap from
+# header_bytes to the file's end, reshaped to samples x channels x 2 for complex integers) opens
+# it, and its sample count (the bytes between header_bytes and trailing_bytes) is the range's
+loader() { # META RECORDING LENGTH
+	$PY - "$@" <<'PY'
+import json, os, sys, warnings
+import numpy as np
+warnings.simplefilter("error")
+m = json.load(open(sys.argv[1]))
+path, length = sys.argv[2], int(sys.argv[3])
+g, c = m["global"], m["captures"]
+dt, ch = g["core:datatype"], g.get("core:num_channels", 1)
+hb, tb = c[0]["core:header_bytes"], g.get("core:trailing_bytes", 0)
+cplx, kind, bits = dt[0] == "c", dt[1], int(dt[2:].split("_")[0])
+end = ">" if dt.endswith("_be") else "<"
+comp = np.dtype(end + kind + str(bits // 8))
+mapped = np.dtype(end + "c" + str(bits // 4)) if cplx and kind == "f" else comp
+shape = (-1,) + ((ch,) if ch > 1 else ()) + ((2,) if cplx and kind != "f" else ())
+ss = comp.itemsize * (2 if cplx else 1) * ch
+size = os.path.getsize(path)
+assert hb == 4096 and length % ss == 0, (hb, length, ss)
+# the loader: the whole dataset from header_bytes to the end, reshaped to samples
+a = np.memmap(path, dtype=mapped, mode="r", offset=hb).reshape(shape)
+count, rem = divmod(size - hb - tb, ss)
+assert rem == 0 and count == length // ss, (size, hb, tb, ss, length)
+assert a.shape[0] * ss == size - hb and a.shape[0] >= count, (a.shape, size)
+raw = open(path, "rb").read()
+assert a[:count].tobytes() == raw[hb:size - tb], "the samples differ"
+PY
+}
+types="ri8 ru8 ci8 cu8"
+for r in r c; do for t in f64 f32 i32 i16 u32 u16; do for e in le be; do types="$types $r${t}_$e"; done; done; done
+n=0
+for dt in $types; do
+	for ch in 1 3 7; do
+		f="$T/t-$dt-$ch.nvt"
+		"$NVT" record -q --size 256K --chunk 64K --datatype "$dt" --channels $ch "$f" >/dev/null 2>&1 || fail "record $dt x $ch"
+		ss=$($PY -c "import sys; d=sys.argv[1]; print((1 if d[2]=='8' else int(d[2:4])//8) * (2 if d[0]=='c' else 1) * int(sys.argv[2]))" "$dt" $ch)
+		len=$((262144 / ss * ss))
+		expect_rc 0 "$NVT" export --format sigmf-meta --length $len -o "${f%.nvt}" "$f"
+		grep -q "off a whole number" "$T/err" && fail "$dt x $ch: $(cat "$T/err")"
+		loader "${f%.nvt}.sigmf-meta" "$f" $len || fail "$dt x $ch: the loader: $(cat "${f%.nvt}.sigmf-meta")"
+		n=$((n + 1))
+	done
+done
+expect_rc 0 "$NVT" verify "$T/t-ci16_le-3.nvt"
+ok "sigmf-meta in place: $n recordings (every datatype, 1, 3, 7 channels) open with the loader's memmap and reshape"
+
+# nvtape meta sets another sample size: the index is rewritten padded to it
+f="$T/t-ci16_le-1.nvt"
+expect_rc 0 "$NVT" meta "$f" core:datatype=cf64_le core:num_channels=5
+expect_rc 0 "$NVT" export --format sigmf-meta --length $((262144 / 80 * 80)) -o "$T/t-meta" "$f"
+loader "$T/t-meta.sigmf-meta" "$f" $((262144 / 80 * 80)) || fail "after nvtape meta"
+expect_rc 0 "$NVT" verify "$f"
+ok "nvtape meta core:datatype=cf64_le core:num_channels=5: the rewritten index pads to 80-byte samples"
+
+# a recording whose index an older nvtape wrote unpadded (the same file with its index cut to its
+# records, the header's length and CRCs made to match): export says so and names the fix
+f="$T/t-ri8-3.nvt"
+PYTHONPATH="$(dirname "$0")/../../python" $PY - "$f" <<'PY' || fail "unpad the index"
+import os, struct, sys
+import nvtape
+f = open(sys.argv[1], "r+b")
+slots = bytearray(f.read(4096))
+off, n = struct.unpack_from("<QQ", slots, 112)
+f.seek(off)
+ix = f.read(n)
+used, = struct.unpack_from("<I", ix, 12)
+pos = 16
+for _ in range(used):
+    pos += 16 + struct.unpack_from("<Q", ix, pos + 8)[0]
+assert pos < n, (pos, n)  # it was padded
+for s in (0, 2048):
+    struct.pack_into("<QI", slots, s + 120, pos, nvtape.crc32c(ix[:pos]))
+    struct.pack_into("<I", slots, s + 2044, nvtape.crc32c(bytes(slots[s:s + 2044])))
+f.seek(0)
+f.write(slots)
+f.truncate(off + pos)
+PY
+expect_rc 0 "$NVT" verify "$f"
+len=$((262144 / 3 * 3))
+expect_rc 0 "$NVT" export --format sigmf-meta --length $len -o "$T/old" "$f"
+grep -q "t-ri8-3.nvt ends [12] bytes off a whole number of 3-byte samples of ri8 after core:header_bytes.*nvtape meta .*t-ri8-3.nvt core:datatype=ri8 rewrites the index padded" "$T/err" ||
+	fail "an unpadded index: no notice: $(cat "$T/err")"
+loader "$T/old.sigmf-meta" "$f" $len 2>/dev/null && fail "the loader opened the unpadded file"
+expect_rc 0 "$NVT" meta "$f" core:datatype=ri8
+expect_rc 0 "$NVT" export --format sigmf-meta --length $len -o "$T/old" "$f"
+grep -q "off a whole number" "$T/err" && fail "still off after nvtape meta: $(cat "$T/err")"
+loader "$T/old.sigmf-meta" "$f" $len || fail "the loader after nvtape meta"
+ok "an index written unpadded: export names the file, the bytes off and nvtape meta, which pads it"
 echo "sigmf: all passed"

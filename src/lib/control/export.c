@@ -128,6 +128,22 @@ uint64_t nvt_sigmf_sample_bytes(const char *dt, uint64_t channels)
 	return b * (dt[0] == 'c' ? 2 : 1) * (channels ? channels : 1);
 }
 
+uint64_t nvt_sigmf_meta_sample_bytes(const char *meta)
+{
+	char dt[32], ch[32], *end;
+	double n = 1;
+
+	if (!meta || nvt_meta_get(meta, "core:datatype", dt, sizeof(dt)) <= 0 ||
+	    !nvt_meta_datatype_ok(dt))
+		snprintf(dt, sizeof(dt), "ru8");
+	if (meta && nvt_meta_get(meta, "core:num_channels", ch, sizeof(ch)) > 0) {
+		n = strtod(ch, &end);
+		if (*end || !(n >= 1 && n <= 65535) || n != floor(n))
+			n = 1;
+	}
+	return nvt_sigmf_sample_bytes(dt, (uint64_t)n);
+}
+
 /* A write interrupted by a signal is taken up again, unless the export is being stopped. */
 int nvt_export_write(int fd, const uint8_t *buf, uint64_t k, const volatile sig_atomic_t *stop,
 		     struct nvt_export_result *res)
@@ -797,6 +813,23 @@ static int export_sigmf(const struct nvt_export_opts *o, const struct nvt_layout
 			return -EINVAL;
 		m.header_bytes = res->rec.data_offset + res->offset;
 		m.trailing_bytes = res->rec.file_bytes - m.header_bytes - res->length;
+		if (m.trailing_bytes % m.ss && o->notice) {
+			char msg[PATH_MAX + 600];
+			snprintf(
+				msg, sizeof(msg),
+				"%s ends %llu bytes off a whole number of %llu-byte samples of %s "
+				"after core:header_bytes (its index was written by an older "
+				"nvtape, "
+				"or for another datatype): SigMF readers that map the dataset to "
+				"its "
+				"end and reshape it in samples (sigmf-python's loader) fail on it; "
+				"nvtape meta %s core:datatype=%s rewrites the index padded to "
+				"whole "
+				"samples",
+				L->path[0], (unsigned long long)(m.trailing_bytes % m.ss),
+				(unsigned long long)m.ss, dt, L->path[0], dt);
+			o->notice(msg, o->arg);
+		}
 		{ /* the chunks are checked all the same, the data not copied */
 			int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 			rc = fd < 0 ? -1 : copy_range(o, L, ix, fd, NULL, res);
