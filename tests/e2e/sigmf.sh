@@ -130,8 +130,8 @@ ok "nvtape meta core:datatype=cf64_le core:num_channels=5: the rewritten index p
 
 # a recording whose index an older nvtape wrote unpadded (the same file with its index cut to its
 # records, the header's length and CRCs made to match): export says so and names the fix
-f="$T/t-ri8-3.nvt"
-PYTHONPATH="$(dirname "$0")/../../python" $PY - "$f" <<'PY' || fail "unpad the index"
+unpad() { # FILE [interrupted]: the index cut to its records (and the COMPLETE flag cleared)
+	PYTHONPATH="$(dirname "$0")/../../python" $PY - "$@" <<'PY' || fail "unpad the index of $1"
 import os, struct, sys
 import nvtape
 f = open(sys.argv[1], "r+b")
@@ -146,11 +146,16 @@ for _ in range(used):
 assert pos < n, (pos, n)  # it was padded
 for s in (0, 2048):
     struct.pack_into("<QI", slots, s + 120, pos, nvtape.crc32c(ix[:pos]))
+    if len(sys.argv) > 2:
+        struct.pack_into("<I", slots, s + 20, struct.unpack_from("<I", slots, s + 20)[0] & ~1)
     struct.pack_into("<I", slots, s + 2044, nvtape.crc32c(bytes(slots[s:s + 2044])))
 f.seek(0)
 f.write(slots)
 f.truncate(off + pos)
 PY
+}
+f="$T/t-ri8-3.nvt"
+unpad "$f"
 expect_rc 0 "$NVT" verify "$f"
 len=$((262144 / 3 * 3))
 expect_rc 0 "$NVT" export --format sigmf-meta --length $len -o "$T/old" "$f"
@@ -162,4 +167,15 @@ expect_rc 0 "$NVT" export --format sigmf-meta --length $len -o "$T/old" "$f"
 grep -q "off a whole number" "$T/err" && fail "still off after nvtape meta: $(cat "$T/err")"
 loader "$T/old.sigmf-meta" "$f" $len || fail "the loader after nvtape meta"
 ok "an index written unpadded: export names the file, the bytes off and nvtape meta, which pads it"
+# recover rewrites the index of an interrupted recording padded too
+f="$T/t-cu16_be-7.nvt"
+unpad "$f" interrupted
+len=$((262144 / 28 * 28))
+expect_rc 2 "$NVT" verify "$f"
+grep -q "not finalized" "$T/out" || fail "not interrupted: $(cat "$T/out")"
+expect_rc 0 "$NVT" recover "$f"
+expect_rc 0 "$NVT" export --format sigmf-meta --length $len -o "$T/rec" "$f"
+grep -q "off a whole number" "$T/err" && fail "off after recover: $(cat "$T/err")"
+loader "$T/rec.sigmf-meta" "$f" $len || fail "the loader after recover"
+ok "recover of an interrupted recording whose index was unpadded: padded to 28-byte samples"
 echo "sigmf: all passed"
