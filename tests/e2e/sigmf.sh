@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # SigMF export's honesty about the time axis and its in-place form's arithmetic: an fdrec
-# recording with drops (it keeps their count, not their places) exports as SigMF with exit 2, a
-# PROBLEM line and a "drops unplaced" annotation instead of a silently gapless capture; the
-# in-place .sigmf-meta of a recording of every datatype leaves a whole number of samples from
-# core:header_bytes to the file's end, as sigmf-python's loader maps and reshapes it.
+# recording with drops (it keeps their count, not their places), or an nvtape one without its
+# drop index, exports as SigMF with exit 2, a PROBLEM line and a "drops unplaced" annotation
+# instead of a silently gapless capture; the in-place .sigmf-meta of a recording of every
+# datatype leaves a whole number of samples from core:header_bytes to the file's end, as
+# sigmf-python's loader maps and reshapes it, also after nvtape meta and recover rewrite the
+# index; an index written unpadded (older nvtape) is named, with the fix.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3 # numpy and jsonschema are Debian packages (scripts/deps test)
 $PY -c 'import numpy, jsonschema' 2>/dev/null || { echo "SKIP: python3-numpy, python3-jsonschema (scripts/deps test)"; exit 77; }
@@ -71,6 +73,38 @@ expect_rc 0 "$NVT" export --format sigmf -o "$T/n" "$T/n.dat"
 grep -q "drops unplaced" "$T/n.sigmf-meta" && fail "fdrec without drops has the annotation"
 expect_rc 0 "$NVT" export -o "$T/raw.bin" "$T/g.dat"
 ok "fdrec with a 4096-beat drop: SigMF exit 2, 65536 samples unplaced, annotated; without drops and raw: 0"
+
+# an nvtape recording whose drop index is gone (cut off, the header made to match): its drops
+# have no places either. A dev recording, ci16_le, 400 bytes (100 samples) lost after 131072
+rm -f "$T/f" && mkfifo "$T/f"
+echo 0 >"$T/cnt"
+timeout 60 $PY "$(dirname "$0")/fifo_producer.py" "$T/f" "$T/cnt" "$T/expect.bin" w131072 d c400 p w131072 &
+prod=$!
+expect_rc 2 "$NVT" record -q --source dev:"$T/f" --drops-from "$T/cnt" --chunk 64K --datatype ci16_le "$T/d.nvt"
+wait $prod || fail "producer"
+expect_rc 0 "$NVT" export --format sigmf -o "$T/d" "$T/d.nvt"
+[ "$(field dropped_samples)" = 100 ] && [ "$(field unplaced_samples)" = 0 ] || fail "indexed drops: $(grep RESULT "$T/out")"
+PYTHONPATH="$(dirname "$0")/../../python" $PY - "$T/d.nvt" <<'PY' || fail "cut the index"
+import struct, sys
+import nvtape
+f = open(sys.argv[1], "r+b")
+slots = bytearray(f.read(4096))
+off, n = struct.unpack_from("<QQ", slots, 112)
+assert n and struct.unpack_from("<Q", slots, 88)[0] == 400, "a drop count of 400 bytes"
+for s in (0, 2048):
+    struct.pack_into("<QQI", slots, s + 112, 0, 0, 0)
+    struct.pack_into("<I", slots, s + 2044, nvtape.crc32c(bytes(slots[s:s + 2044])))
+f.seek(0)
+f.write(slots)
+f.truncate(off)
+PY
+expect_rc 2 "$NVT" export --format sigmf -o "$T/d" "$T/d.nvt"
+# the metadata went with the index: ru8, a sample a byte
+[ "$(field dropped_samples)" = 0 ] && [ "$(field unplaced_samples)" = 400 ] || fail "no index: $(grep RESULT "$T/out")"
+grep -q "^PROBLEM: the recording counts 400 samples lost but does not keep where (its drop index is missing)" "$T/out" ||
+	fail "no index: $(cat "$T/out")"
+grep -q '"nvtape:unplaced_samples": 400' "$T/d.sigmf-meta" || fail "no index: $(cat "$T/d.sigmf-meta")"
+ok "an nvtape recording without its drop index: 400 bytes unplaced, exit 2 (0 with the index)"
 # the in-place form: for every datatype nvtape takes, 1, 3 and 7 channels, the recording ends a
 # whole number of samples after core:header_bytes, so sigmf-python's loader (np.memmap from
 # header_bytes to the file's end, reshaped to samples x channels x 2 for complex integers) opens
