@@ -68,10 +68,16 @@ struct nvt_export_result {
 	struct nvt_err err;
 	bool interrupted;    /* stopped by opts.interrupt */
 	uint64_t bytes_read; /* data bytes read and written out when it ended */
+	/* SigMF: samples the recording counts as lost but whose places it does not keep (an fdrec
+	 * file keeps only its drop count; an nvtape one whose index could not be written), rounded
+	 * up: its time axis is right only up to the first of them. The metadata says so in an
+	 * annotation over the whole range; nvt_export still returns 0 (the CLI exits 2). */
+	uint64_t unplaced_samples;
 };
 
 NVT_API void nvt_export_opts_init(struct nvt_export_opts *o);
-/* 0 (res->sums_bad > 0: data that does not match its checksums was exported as it is), or
+/* 0 (res->sums_bad > 0: data that does not match its checksums was exported as it is;
+ * res->unplaced_samples > 0: SigMF whose drops could not all be placed), or
  * -errno with res->err set (NVT_ERR_PARAM for a range or format the recording cannot give). */
 NVT_API int nvt_export(const struct nvt_export_opts *o, struct nvt_export_result *res);
 

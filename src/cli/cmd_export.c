@@ -16,7 +16,9 @@ static const char export_help[] =
 	"Usage: nvtape export [options] FILE...\n"
 	"Write a range of a recording's data out: raw bytes (to -o FILE, or standard output),\n"
 	"or SigMF (-o BASE: BASE.sigmf-data and BASE.sigmf-meta). Every drop event inside the\n"
-	"range starts a new SigMF capture whose core:global_index jumps by the samples lost.\n"
+	"range starts a new SigMF capture whose core:global_index jumps by the samples lost;\n"
+	"drops the recording counts without their places (an fdrec file) are exit 2 and a\n"
+	"\"drops unplaced\" annotation over the range.\n"
 	"A packet recording (udp, packet, pcap sources) goes out as pcapng or pcap: the packets\n"
 	"whose blocks start inside the byte range, or whose capture times lie inside the time\n"
 	"range (relative times from the first packet); in pcapng each drop event becomes the\n"
@@ -96,6 +98,7 @@ static void export_json(const struct nvt_export_opts *o, const struct nvt_export
 		json_uint(&j, "sample_bytes", r->sample_bytes);
 		json_uint(&j, "captures", r->captures);
 		json_uint(&j, "dropped_samples", r->dropped_samples);
+		json_uint(&j, "unplaced_samples", r->unplaced_samples);
 		json_uint(&j, "chunks_good", r->sums_good);
 		json_uint(&j, "chunks_bad", r->sums_bad);
 		json_uint(&j, "packets", r->packets);
@@ -223,7 +226,7 @@ int cmd_export(int argc, char **argv)
 	o.interrupt = &cli_interrupted;
 	cli_install_signals();
 	rc = nvt_export(&o, &r);
-	rc = cli_exit_of(rc, &r.err, r.sums_bad != 0);
+	rc = cli_exit_of(rc, &r.err, r.sums_bad || r.unplaced_samples);
 	if (rc == NVT_EXIT_USAGE)
 		return cli_usage_error("%s", cli_err_msg(&r.err));
 	if (rc == NVT_EXIT_RUNTIME)
@@ -255,11 +258,25 @@ int cmd_export(int argc, char **argv)
 			"PROBLEM: %" PRIu64 " chunks do not match their CRC32C (exported as they "
 			"are; nvtape verify lists them)\n",
 			r.sums_bad);
+	if (r.unplaced_samples && rc != NVT_EXIT_RUNTIME)
+		fprintf(report,
+			"PROBLEM: the recording counts %" PRIu64 " samples lost but does not keep "
+			"where (%s): the SigMF captures run on as if nothing were missing, so "
+			"every "
+			"sample after the first loss is later than its time says (the metadata "
+			"says so in a \"drops unplaced\" annotation); %s\n",
+			r.unplaced_samples,
+			r.rec.format == NVT_FMT_FDREC ? "an FPGA Drive Recorder file keeps only "
+							"its drop count"
+						      : "its drop index is missing",
+			nvt_source_kind_is_pattern(r.rec.source_kind)
+				? "for test-pattern data nvtape verify lists where the gaps are"
+				: "only the samples before the first loss have a trusted time");
 	fprintf(report,
 		"RESULT result=%s bytes=%" PRIu64 " offset=%" PRIu64 " captures=%" PRIu64
-		" dropped_samples=%" PRIu64 " chunks_good=%" PRIu64 " chunks_bad=%" PRIu64
-		" packets=%" PRIu64 " packets_dropped=%" PRIu64 " exit=%d\n",
-		cli_result_name(rc), r.length, r.offset, r.captures, r.dropped_samples, r.sums_good,
-		r.sums_bad, r.packets, r.packets_dropped, rc);
+		" dropped_samples=%" PRIu64 " unplaced_samples=%" PRIu64 " chunks_good=%" PRIu64
+		" chunks_bad=%" PRIu64 " packets=%" PRIu64 " packets_dropped=%" PRIu64 " exit=%d\n",
+		cli_result_name(rc), r.length, r.offset, r.captures, r.dropped_samples,
+		r.unplaced_samples, r.sums_good, r.sums_bad, r.packets, r.packets_dropped, rc);
 	return rc;
 }

@@ -3,7 +3,9 @@
  * checked against the chunk checksums and written out (hashed for SigMF's core:sha512); the
  * SigMF metadata takes what the recording says of itself (core:datatype, core:sample_rate,
  * ...: every number range-checked), and turns each drop event inside the range into a new
- * capture whose global index jumps by the samples lost, with an annotation saying so.
+ * capture whose global index jumps by the samples lost, with an annotation saying so; drops the
+ * recording counts but does not place (an fdrec file keeps only their number) become an
+ * annotation over the whole range and a result the caller reports as a data problem.
  * An output is never the recording itself nor any other recording, and is written under a
  * temporary name beside it, renamed into place once whole: an export that fails or is
  * interrupted leaves nothing behind and the old file, if any, as it was. */
@@ -124,6 +126,22 @@ uint64_t nvt_sigmf_sample_bytes(const char *dt, uint64_t channels)
 {
 	uint64_t b = strstr(dt, "64") ? 8 : strstr(dt, "32") ? 4 : strstr(dt, "16") ? 2 : 1;
 	return b * (dt[0] == 'c' ? 2 : 1) * (channels ? channels : 1);
+}
+
+uint64_t nvt_sigmf_meta_sample_bytes(const char *meta)
+{
+	char dt[32], ch[32], *end;
+	double n = 1;
+
+	if (!meta || nvt_meta_get(meta, "core:datatype", dt, sizeof(dt)) <= 0 ||
+	    !nvt_meta_datatype_ok(dt))
+		snprintf(dt, sizeof(dt), "ru8");
+	if (meta && nvt_meta_get(meta, "core:num_channels", ch, sizeof(ch)) > 0) {
+		n = strtod(ch, &end);
+		if (*end || !(n >= 1 && n <= 65535) || n != floor(n))
+			n = 1;
+	}
+	return nvt_sigmf_sample_bytes(dt, (uint64_t)n);
 }
 
 /* A write interrupted by a signal is taken up again, unless the export is being stopped. */
@@ -588,6 +606,9 @@ static int sigmf_text(FILE *f, const struct sigmf *m, const struct nvt_index *ix
 	}
 	fprintf(f, ",\n    \"core:extensions\": [{\"name\": \"nvtape\", \"version\": \"1.0.0\", "
 		   "\"optional\": true}]");
+	if (res->unplaced_samples)
+		fprintf(f, ",\n    \"nvtape:unplaced_samples\": %llu",
+			(unsigned long long)res->unplaced_samples);
 	other_keys(f, m->meta);
 	fprintf(f, "\n  },\n  \"captures\": [\n");
 	capture(f, m, ix, 0, gidx, res->offset, true);
@@ -610,7 +631,20 @@ static int sigmf_text(FILE *f, const struct sigmf *m, const struct nvt_index *ix
 		res->captures++;
 	}
 	fprintf(f, "\n  ],\n  \"annotations\": [");
-	first = true;
+	first = !res->unplaced_samples;
+	if (res->unplaced_samples)
+		fprintf(f,
+			"\n    {\n      \"core:sample_start\": 0,\n      \"core:sample_count\": "
+			"%llu,\n"
+			"      \"core:label\": \"drops unplaced\",\n      \"core:comment\": \"%llu "
+			"samples were lost in this recording at places it does not keep (%s): the "
+			"samples after the first of them lie later than the time axis says\"\n    "
+			"}",
+			(unsigned long long)(res->length / m->ss),
+			(unsigned long long)res->unplaced_samples,
+			rec->format == NVT_FMT_FDREC
+				? "an FPGA Drive Recorder file keeps only a drop count"
+				: "its drop index is missing");
 	for (uint64_t i = 0; i < ix->nev; i++) {
 		const struct nvt_drop_event *e = &ix->ev[i];
 		uint64_t lost = 0;
@@ -629,6 +663,23 @@ static int sigmf_text(FILE *f, const struct sigmf *m, const struct nvt_index *ix
 	}
 	fprintf(f, "%s]\n}\n", first ? "" : "\n  ");
 	return 0;
+}
+
+/* The samples lost that the header counts beyond those the drop index places (all of them in
+ * an fdrec file, which has no index), rounded up; a count too large for 64 bits saturates. */
+static void count_unplaced(const struct nvt_index *ix, struct nvt_export_result *res)
+{
+	const struct nvt_recording *rec = &res->rec;
+	uint64_t placed = 0, bytes;
+
+	for (uint64_t i = 0; i < ix->nev; i++)
+		if (__builtin_add_overflow(placed, ix->ev[i].beats, &placed))
+			placed = UINT64_MAX;
+	if (rec->drop_count <= placed)
+		return;
+	if (__builtin_mul_overflow(rec->drop_count - placed, rec->beat_bytes, &bytes))
+		bytes = UINT64_MAX;
+	res->unplaced_samples = bytes / res->sample_bytes + !!(bytes % res->sample_bytes);
 }
 
 /* What SigMF needs before anything is written: a datatype, numbers in range, whole samples,
@@ -673,6 +724,7 @@ static int sigmf_check(const struct nvt_export_opts *o, struct sigmf *m, char *d
 			      (unsigned long long)res->sample_bytes, dt);
 		return -EINVAL;
 	}
+	count_unplaced(ix, res);
 	for (uint64_t i = 0; i < ix->nev; i++) {
 		uint64_t lost = 0;
 		if (ix->ev[i].data_offset <= res->offset ||
@@ -761,6 +813,23 @@ static int export_sigmf(const struct nvt_export_opts *o, const struct nvt_layout
 			return -EINVAL;
 		m.header_bytes = res->rec.data_offset + res->offset;
 		m.trailing_bytes = res->rec.file_bytes - m.header_bytes - res->length;
+		if (m.trailing_bytes % m.ss && o->notice) {
+			char msg[PATH_MAX + 600];
+			snprintf(
+				msg, sizeof(msg),
+				"%s ends %llu bytes off a whole number of %llu-byte samples of %s "
+				"after core:header_bytes (its index was written by an older "
+				"nvtape, "
+				"or for another datatype): SigMF readers that map the dataset to "
+				"its "
+				"end and reshape it in samples (sigmf-python's loader) fail on it; "
+				"nvtape meta %s core:datatype=%s rewrites the index padded to "
+				"whole "
+				"samples",
+				L->path[0], (unsigned long long)(m.trailing_bytes % m.ss),
+				(unsigned long long)m.ss, dt, L->path[0], dt);
+			o->notice(msg, o->arg);
+		}
 		{ /* the chunks are checked all the same, the data not copied */
 			int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 			rc = fd < 0 ? -1 : copy_range(o, L, ix, fd, NULL, res);

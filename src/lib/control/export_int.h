@@ -27,6 +27,9 @@ int nvt_export_times(const struct nvt_export_opts *o, uint64_t t0, uint64_t *fro
 /* Bytes of one sample of a SigMF datatype (checked: nvt_meta_datatype_ok), times the channels
  * (0: one). */
 uint64_t nvt_sigmf_sample_bytes(const char *dt, uint64_t channels);
+/* ... of the datatype and channels the metadata text says (NULL, or none or not valid: ru8,
+ * one channel): what a recording's index is padded to (nvt_index_pad). */
+uint64_t nvt_sigmf_meta_sample_bytes(const char *meta);
 /* pcapng or pcap of a packet recording (res->rec read, range resolved). 0 or -errno. */
 int nvt_export_packets(const struct nvt_export_opts *o, const struct nvt_layout *L,
 		       const struct nvt_index *ix, int fd, struct nvt_export_result *res);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/export_int.h"
 #include "control/members.h"
 #include "format/index.h"
 #include "nvtape/format.h"
@@ -306,11 +307,13 @@ static int put(const struct nvt_layout *L, const int *fd, const void *buf, uint6
 /* The new index goes first after the old one (a header that is not yet complete points at it),
  * then to its place after the data, then the file is cut and the header is complete again. */
 static int rewrite(const struct nvt_layout *L, const int *fd, struct nvt_recording *rec,
-		   const void *buf, uint64_t padded, uint64_t used, uint32_t crc,
+		   const void *buf, uint64_t padded, uint64_t used, uint32_t crc, uint64_t unit,
 		   struct nvt_err *err)
 {
 	struct nvt_recording mid = *rec;
 	uint64_t at = (rec->data_offset + rec->data_bytes + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK;
+
+	nvt_index_pad(unit, buf, padded, at - rec->data_offset, &used, &crc);
 	uint64_t old_end = rec->index_bytes ? rec->index_offset + rec->index_bytes : 0;
 	uint64_t aside = (old_end > at ? old_end : at) + NVT_BLOCK - 1;
 
@@ -364,6 +367,7 @@ int nvt_meta_write(const struct nvt_layout *layout, const char *path, const char
 	free(ix.meta);
 	ix.meta = strdup(text);
 	ix.meta_len = strlen(text);
+	ix.pad_unit = nvt_sigmf_meta_sample_bytes(text);
 	padded = nvt_index_bytes(&ix);
 	buf = ix.meta ? aligned_alloc(NVT_BLOCK, padded) : NULL;
 	if (!buf) {
@@ -373,7 +377,7 @@ int nvt_meta_write(const struct nvt_layout *layout, const char *path, const char
 	if (nvt_index_build(&ix, buf, padded, &used, &crc) < 0 ||
 	    nvt_layout_open(&L, O_RDWR, fd, err))
 		goto out;
-	rc = rewrite(&L, fd, &rec, buf, padded, used, crc, err);
+	rc = rewrite(&L, fd, &rec, buf, padded, used, crc, ix.pad_unit, err);
 	nvt_layout_close(&L, fd);
 out:
 	free(buf);

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "control/export_int.h"
 #include "control/recorder_int.h"
 #include "ring/pump.h"
 #include "format/index.h"
@@ -632,7 +633,8 @@ static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev,
 			       .crc = r->sums.e,
 			       .tm = r->sums.t,
 			       .meta = r->meta,
-			       .meta_len = r->meta_len};
+			       .meta_len = r->meta_len,
+			       .pad_unit = nvt_sigmf_meta_sample_bytes(r->meta)};
 	struct nvt_err ierr = {0};
 	size_t cap;
 	void *buf = NULL;
@@ -655,8 +657,11 @@ static void write_index(struct nvt_recorder *r, const struct nvt_drop_event *ev,
 		return;
 	}
 	padded = nvt_index_build(&ix, buf, cap, &used, &crc);
-	if (padded > 0)
+	if (padded > 0) {
 		off = nvt_rec_index_final_place(r, off, (uint64_t)padded);
+		nvt_index_pad(ix.pad_unit, buf, (uint64_t)padded, off - r->rec.data_offset, &used,
+			      &crc);
+	}
 	if (padded > 0 && r->eng.ops->write_sync(&r->eng, buf, (uint64_t)padded, off, &ierr) == 0) {
 		r->rec.index_offset = off;
 		r->rec.index_bytes = used;

@@ -16,6 +16,7 @@
 #include "storage/layout_io.h"
 #include "nvtape/pattern.h"
 #include "nvtape/recover.h"
+#include "control/export_int.h"
 #include "control/members.h"
 #include "control/scan.h"
 #include "format/index.h"
@@ -487,7 +488,8 @@ static int write_index(const struct nvt_layout *L, const int *fd, const struct r
 			       .tm = (struct nvt_chunk_time *)s->tm,
 			       .ntm = s->ntm,
 			       .meta = (char *)s->meta,
-			       .meta_len = s->meta_len};
+			       .meta_len = s->meta_len,
+			       .pad_unit = nvt_sigmf_meta_sample_bytes(s->meta)};
 	size_t cap = nvt_index_bytes(&ix);
 	void *ibuf = malloc(cap);
 	uint64_t used, off = (end + 4095) / 4096 * 4096;
@@ -496,8 +498,11 @@ static int write_index(const struct nvt_layout *L, const int *fd, const struct r
 	if (s->old_index_end > off && s->old_lo < off + cap)
 		off = (s->old_index_end + 4095) / 4096 * 4096;
 
-	if (!ibuf || nvt_index_build(&ix, ibuf, cap, &used, &crc) < 0 ||
-	    nvt_members_write(L, fd, ibuf, used, off, err)) {
+	bool built = ibuf && nvt_index_build(&ix, ibuf, cap, &used, &crc) >= 0;
+
+	if (built)
+		nvt_index_pad(ix.pad_unit, ibuf, cap, off - rec->data_offset, &used, &crc);
+	if (!built || nvt_members_write(L, fd, ibuf, used, off, err)) {
 		free(ibuf);
 		nvt_err_set(err, EIO, "cannot write the rebuilt drop index");
 		return -1;

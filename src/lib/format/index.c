@@ -25,7 +25,25 @@ uint64_t nvt_index_size(uint64_t nev, uint64_t ncrc, uint64_t meta_len)
 uint64_t nvt_index_bytes(const struct nvt_index *ix)
 {
 	uint64_t n = ix->ncrc > ix->ntm ? ix->ncrc : ix->ntm;
-	return nvt_index_size(ix->nev, n, ix->meta ? ix->meta_len : 0);
+	uint64_t b = nvt_index_size(ix->nev, n, ix->meta ? ix->meta_len : 0);
+
+	if (ix->pad_unit > 1) /* room for nvt_index_pad's zeros */
+		b += (ix->pad_unit - 1 + NVT_BLOCK - 1) / NVT_BLOCK * NVT_BLOCK;
+	return b;
+}
+
+void nvt_index_pad(uint64_t unit, const void *buf, uint64_t cap, uint64_t rel, uint64_t *used,
+		   uint32_t *crc)
+{
+	uint64_t pad;
+
+	if (unit <= 1)
+		return;
+	pad = (unit - (rel % unit + *used % unit) % unit) % unit;
+	if (pad > cap - *used) /* a buffer not from nvt_index_bytes: left as it is */
+		return;
+	*crc = nvt_crc32c(*crc, (const uint8_t *)buf + *used, pad);
+	*used += pad;
 }
 
 static uint8_t *put_record(uint8_t *p, uint32_t type, uint32_t entry, const void *e, uint64_t n)

@@ -15,6 +15,9 @@ struct nvt_index {
 	uint64_t ntm;
 	char *meta; /* "key=value" lines, NUL-terminated by parse; NULL: none */
 	uint64_t meta_len;
+	/* writers: the bytes of one sample of the data (0, 1: none), for nvt_index_pad, whose
+	 * zeros nvt_index_bytes makes room for */
+	uint64_t pad_unit;
 };
 
 struct nvt_layout;
@@ -28,6 +31,13 @@ uint64_t nvt_index_size(uint64_t nev, uint64_t ncrc, uint64_t meta_len);
  * when there is something to put in them. */
 long nvt_index_build(const struct nvt_index *ix, void *buf, size_t cap, uint64_t *used,
 		     uint32_t *crc);
+/* The index built in buf (cap bytes, zeros after *used), placed rel bytes after the start of the
+ * data: *used grown by zeros, and *crc over them, until the file it ends ends a whole number of
+ * unit-byte samples after the start of the data (readers skip what follows the records). A
+ * SigMF reader given the recording in place (export --format sigmf-meta) maps it from
+ * core:header_bytes to the file's end and reshapes that in samples. */
+void nvt_index_pad(uint64_t unit, const void *buf, uint64_t cap, uint64_t rel, uint64_t *used,
+		   uint32_t *crc);
 /* Decode; unknown records are skipped. ix gets malloc'ed arrays (nvt_index_clear frees). */
 int nvt_index_parse(const void *buf, size_t len, struct nvt_index *ix, struct nvt_err *err);
 void nvt_index_clear(struct nvt_index *ix);
