@@ -300,6 +300,25 @@ static void checkpoint_index(struct nvt_recorder *r)
 	checkpoint_sync(r);
 }
 
+/* A due checkpoint that would leave out data committed before it fell due (the chunk being
+ * filled when its prefix could not be written: a chunk write in flight, or the chunk about to
+ * fill; or a chunk whose write is in flight) waits for that data to land, when it is at most two
+ * chunks, for at most an interval. Otherwise that data would wait for the next checkpoint, and a
+ * stream of a chunk or so per interval could lose two intervals and a write's time instead of
+ * one interval and a write's time. The ring's lag behind a fast stream is not waited for. */
+static bool defer(struct nvt_recorder *r, uint64_t now)
+{
+	uint64_t have = landed(r);
+
+	if (!r->ckpt_due_at) {
+		r->ckpt_due_at = now;
+		r->ckpt_due_produced = atomic_load_explicit(&r->produced, memory_order_relaxed);
+	}
+	return have < r->ckpt_due_produced &&
+	       r->ckpt_due_produced - have <= 2 * r->ring.chunk_bytes &&
+	       now - r->ckpt_due_at < r->o.checkpoint_ns;
+}
+
 static void checkpoint_start(struct nvt_recorder *r, uint64_t now)
 {
 	bool urgent = r->ix.urgent;
@@ -311,14 +330,16 @@ static void checkpoint_start(struct nvt_recorder *r, uint64_t now)
 	if (!urgent && part_write(r)) {
 		r->ckpt_busy = true;
 		r->ckpt_last = now;
+		r->ckpt_due_at = 0;
 		r->ckpt_phase = CKPT_PART;
 		return; /* the rest when it has landed */
 	}
-	if (!urgent && landed(r) == r->durable)
+	if (!urgent && (landed(r) == r->durable || defer(r, now)))
 		return;
 	r->ix.urgent = false;
 	r->ckpt_busy = true;
 	r->ckpt_last = now;
+	r->ckpt_due_at = 0;
 	checkpoint_index(r);
 }
 
@@ -434,9 +455,14 @@ static int64_t wait_ns(const struct nvt_recorder *r, const struct loop_time *lt)
 	if (o->stats_ns && lt->next_stats < wake)
 		wake = lt->next_stats;
 	if (!r->ckpt_busy && (landed(r) > r->durable || part_grew(r)) &&
-	    o->format == NVT_FMT_NVTAPE && !atomic_load(&r->storage_failed) &&
-	    sat_add(r->ckpt_last, o->checkpoint_ns) < wake)
-		wake = sat_add(r->ckpt_last, o->checkpoint_ns);
+	    o->format == NVT_FMT_NVTAPE && !atomic_load(&r->storage_failed)) {
+		/* due; or, while it waits for data to land (defer), at the end of that wait (a
+		 * landing write wakes the loop anyway) */
+		uint64_t due = r->ckpt_due_at ? sat_add(r->ckpt_due_at, o->checkpoint_ns)
+					      : sat_add(r->ckpt_last, o->checkpoint_ns);
+		if (due < wake)
+			wake = due;
+	}
 	if (!atomic_load(&r->failed) && sat_add(progress, sat_add(o->timeout_ns, 1000000)) < wake)
 		wake = sat_add(progress, sat_add(o->timeout_ns, 1000000));
 	if (lt->drain_deadline && lt->drain_deadline < wake)

@@ -89,6 +89,9 @@ struct nvt_recorder {
 	uint64_t part_writes,
 		data_io_bytes; /* checkpoint prefix writes; bytes of all data writes */
 	uint64_t ckpt_target, ckpt_last;
+	/* a due checkpoint waiting for what was committed when it fell due to land (defer()):
+	 * since when (0: not waiting), and the committed bytes it waits for */
+	uint64_t ckpt_due_at, ckpt_due_produced;
 	struct nvt_rec_index ix; /* the drop index written with each checkpoint */
 	struct nvt_sums sums;    /* CRC32C of every chunk queued (I/O thread) */
 	uint64_t *chunk_t;       /* CLOCK_REALTIME of each ring chunk's first commit (producer) */
