@@ -96,6 +96,7 @@ static int find_source(const struct nvt_record_opts *o, struct source_run *s, st
 	s->args.notice = o->notice;
 	s->args.notice_arg = o->arg;
 	s->args.chunk_bytes = o->chunk_bytes;
+	s->args.chunks = o->chunks;
 	if (s->ops->caps & NVT_SOURCE_PACKETS) {
 		s->args.size_bytes = o->size_bytes;
 		s->args.check = o->check && o->check[0] ? o->check : NULL;

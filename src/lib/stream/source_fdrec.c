@@ -525,7 +525,8 @@ static char *fdrec_describe(const struct nvt_source_args *a, const char *meta)
 	return m;
 }
 
-/* what can be refused before the device is opened: a chunk no fdrec driver takes */
+/* what can be refused before the device is opened: a ring no fdrec driver takes (the
+ * driver's own limits, from GET_INFO, are checked again once it is open) */
 static int fdrec_check(const struct nvt_source_args *a, struct nvt_err *err)
 {
 	if (a->chunk_bytes &&
@@ -535,6 +536,13 @@ static int fdrec_check(const struct nvt_source_args *a, struct nvt_err *err)
 			      "62 MiB, one per ring chunk: --chunk %llu is not; give e.g. --chunk "
 			      "8M",
 			      (unsigned long long)a->chunk_bytes);
+		return -EINVAL;
+	}
+	if (a->chunks && (a->chunks < 2 || a->chunks > FDREC_MAX_BUFS)) {
+		nvt_err_param(err,
+			      "--source fdrec: the driver takes 2 to %u buffers, one per ring "
+			      "chunk: --chunks %u is not; give --chunks 2..%u",
+			      FDREC_MAX_BUFS, a->chunks, FDREC_MAX_BUFS);
 		return -EINVAL;
 	}
 	return 0;
