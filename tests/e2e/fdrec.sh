@@ -164,6 +164,28 @@ FDREC_STUB_CAPS=2 srec 1 "$NVT" record -q --source "$src" --duration 1 "$T/u5.nv
 grep -q "capabilities 0x2: record (S2MM, 0x2) and the generator (TPG, 0x1)" "$T/err" || fail "no TPG: $(cat "$T/err")"
 ok "fdrec source: chunks the driver cannot take are usage errors; another API version, a device without a generator refused"
 
+# the sink: played into the device's checker, whose counts are the playback's
+srec 0 "$NVT" play --sink "$src" "$T/s.nvt"
+[ "$(field beats)" = $(($(hdr data_bytes "$T/s.nvt") / 16)) ] && [ "$(field corrupt)" = 0 ] || fail "play --sink fdrec: $(grep RESULT "$T/out")"
+srec 0 "$NVT" play --sink "$src" "$T/d.nvt"
+[ "$(field gap_beats)" = "$d" ] && [ "$(field gaps)" = 1 ] || fail "play --sink fdrec of drops: $(grep RESULT "$T/out")"
+cp "$T/s.nvt" "$T/bad.nvt"
+printf 'X' | dd of="$T/bad.nvt" bs=1 seek=$((4096 + 16 * 1048576 + 3)) conv=notrunc status=none
+srec 2 "$NVT" play --sink "$src" "$T/bad.nvt"
+[ "$(field corrupt)" = 1 ] || fail "a damaged beat at the device's checker: $(grep RESULT "$T/out")"
+FDREC_STUB_CAPS=3 srec 1 "$NVT" play --sink "$src" "$T/s.nvt"
+grep -q "cannot play into its checker (capabilities 0x3" "$T/err" || fail "play without MM2S: $(cat "$T/err")"
+ok "fdrec sink: the checker's beats, gaps and a damaged beat are the playback's; a device without playback refused"
+
+# one opener: a second recorder is told the device is in use
+env LD_PRELOAD="$stub" "$NVT" record -q --source "$src" --rate 20MB --duration 4 "$T/busy1.nvt" >/dev/null 2>&1 &
+pid=$!
+wait_header "$T/busy1.nvt" 1
+srec 1 "$NVT" record -q --source "$src" --duration 1 "$T/busy2.nvt"
+grep -q "is in use: the driver takes one opener at a time" "$T/err" || fail "second opener: $(cat "$T/err")"
+wait $pid || fail "the first recorder failed"
+ok "fdrec: a second opener is refused while a recording runs"
+
 # recover with a generator that starts at 0 every run: an earlier, longer run's blocks on the
 # same device continue this run's sequence exactly, so the pattern cannot tell them apart:
 # only what the checkpoint and its checksums vouch for is kept

@@ -7,7 +7,12 @@
  * cleared, generator from seq 0, first_seq 0, pkt_len, start_time_ns returned), WAIT_FILLED
  * (fill order; the FIFO's drop counter at each completion), RELEASE, STOP (uncollected buffers
  * discarded), GET_STATS, SET_RATE (Q1.31 increments of the source clock, the programmed rate
- * returned), poll() (POLLIN with a filled buffer waiting). A thread plays the generator at the
+ * returned), poll() (POLLIN with a filled buffer waiting); and playback: a PLAY set, PLAY_START
+ * (FDREC_PLAY_CHECK resets the checker: its expected seq is the first beat's), PLAY_SUBMIT
+ * (submission order; the buffer is read and checked at once: beats whose upper half is not
+ * ~lower and backward jumps are errors, forward jumps gaps), PLAY_WAIT_DONE, PLAY_STOP and
+ * GET_PLAY_STATS with the checker's counters. One opener across processes (a lock on the
+ * $FDREC_STUB_DEV file). A thread plays the generator at the
  * programmed rate; with no buffer queued its beats are dropped and counted (a FIFO of depth 0).
  * Knobs: FDREC_STUB_RATE (the generator's rate before any SET_RATE, 50 MB/s), FDREC_STUB_API
  * (api_version reported), FDREC_STUB_CAPS, FDREC_STUB_HOLD=K:MS (after the K-th buffer no buffer is
@@ -25,12 +30,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../src/lib/stream/fdrec_uapi.h"
 
-#define CLK_HZ 250000000ull
+#define CLK_HZ     250000000ull
+#define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
 
 enum { B_FREE, B_QUEUED, B_READY, B_USER };
 
@@ -38,7 +45,12 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_t th;
-	int fd; /* the eventfd standing for the device, -1 closed */
+	int fd;   /* the eventfd standing for the device, -1 closed */
+	int lock; /* the open device's lock file */
+	unsigned dir;
+	bool playing, chk_on, chk_first;
+	uint64_t blen[FDREC_MAX_BUFS];
+	struct fdrec_chk_stats chk;
 	bool running, quit, thread;
 	uint64_t rate, seq, drops, beats_in, beats_out, fill_seq, bytes_filled;
 	uint64_t buf_size;
@@ -49,7 +61,7 @@ static struct {
 	unsigned rq[FDREC_MAX_BUFS], rh, rn; /* ready */
 	uint64_t rdrop[FDREC_MAX_BUFS], rseq[FDREC_MAX_BUFS];
 	uint64_t hold_after, hold_ns, hold_until;
-} D = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1};
+} D = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1, .lock = -1};
 
 static uint64_t now_ns(clockid_t c)
 {
@@ -160,6 +172,42 @@ static void stats(struct fdrec_stats *st)
 	}
 }
 
+/* the checker: one beat played */
+static void check_beat(const uint64_t *b)
+{
+	struct fdrec_chk_stats *c = &D.chk;
+	c->beats++;
+	if (b[1] != ~b[0]) {
+		c->errors++;
+		return;
+	}
+	if (D.chk_first) {
+		D.chk_first = false;
+	} else if (b[0] > c->last_seq + 1) {
+		c->gaps++;
+		c->gap_beats += b[0] - c->last_seq - 1;
+	} else if (b[0] <= c->last_seq) {
+		c->errors++;
+		return;
+	}
+	c->last_seq = b[0];
+}
+
+static void play_stats(struct fdrec_play_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->bufs_done = D.fill_seq;
+	st->bytes_done = D.bytes_filled;
+	st->running = D.playing;
+	st->chk = D.chk;
+	st->chk.rate_bps = CLK_HZ * 16;
+	st->chk.enabled = D.chk_on;
+	for (unsigned i = 0; i < D.n; i++)
+		st->bufs_ready += D.state[i] == B_READY;
+	st->egr_beats_in = D.chk.beats;
+	st->egr_depth = 4096;
+}
+
 static int do_ioctl(unsigned long req, void *arg)
 {
 	switch (req) {
@@ -174,7 +222,8 @@ static int do_ioctl(unsigned long req, void *arg)
 		in->beat_bytes = 16;
 		in->fifo_depth = 4096;
 		in->max_bufs = FDREC_MAX_BUFS;
-		in->caps = caps ? (uint32_t)strtoul(caps, NULL, 0) : FDREC_CAP_TPG | FDREC_CAP_S2MM;
+		in->caps = caps ? (uint32_t)strtoul(caps, NULL, 0)
+				: FDREC_CAP_TPG | FDREC_CAP_S2MM | FDREC_CAP_MM2S | FDREC_CAP_CHECK;
 		in->buf_align = FDREC_BUF_ALIGN;
 		in->max_buf_size = FDREC_MAX_BUF_SIZE;
 		in->max_sg_len = 67108863;
@@ -185,16 +234,15 @@ static int do_ioctl(unsigned long req, void *arg)
 		const uint64_t *a = (const uint64_t *)(uintptr_t)b->addrs;
 		if (b->flags & ~FDREC_BUFS_DIR_MASK)
 			return -EINVAL;
-		if (D.running)
+		if (D.running || D.playing)
 			return -EBUSY;
 		for (unsigned i = 0; i < D.n; i++)
-			if (D.state[i] == B_USER)
+			if (D.dir == FDREC_DIR_RECORD && D.state[i] == B_USER)
 				return -EBUSY;
 		D.n = 0;
 		if (!b->count)
 			return 0;
-		if (b->flags == FDREC_DIR_PLAY)
-			return -EOPNOTSUPP;
+		D.dir = b->flags;
 		if (b->count < 2 || b->count > FDREC_MAX_BUFS || !b->buf_size ||
 		    b->buf_size % FDREC_BUF_ALIGN || b->buf_size > FDREC_MAX_BUF_SIZE)
 			return -EINVAL;
@@ -218,6 +266,8 @@ static int do_ioctl(unsigned long req, void *arg)
 			return -EBUSY;
 		if (D.n < 2)
 			return -ENOBUFS;
+		if (D.dir != FDREC_DIR_RECORD)
+			return -EINVAL;
 		for (unsigned i = 0; i < D.n; i++)
 			if (D.state[i] != B_FREE)
 				return -EBUSY;
@@ -246,6 +296,8 @@ static int do_ioctl(unsigned long req, void *arg)
 	case FDREC_IOC_WAIT_FILLED: {
 		struct fdrec_filled *f = arg;
 		struct timespec dl;
+		if (D.dir != FDREC_DIR_RECORD)
+			return -EINVAL;
 		uint64_t until = now_ns(CLOCK_REALTIME) +
 				 (uint64_t)(f->timeout_ms > 0 ? f->timeout_ms : 0) * 1000000ull;
 		dl.tv_sec = (time_t)(until / 1000000000ull);
@@ -279,7 +331,8 @@ static int do_ioctl(unsigned long req, void *arg)
 	}
 	case FDREC_IOC_RELEASE: {
 		const struct fdrec_release *r = arg;
-		if (r->flags || r->index >= D.n || D.state[r->index] != B_USER)
+		if (r->flags || r->index >= D.n || D.dir != FDREC_DIR_RECORD ||
+		    D.state[r->index] != B_USER)
 			return -EINVAL;
 		if (D.running) {
 			D.q[(D.qh + D.qn) % FDREC_MAX_BUFS] = r->index;
@@ -306,6 +359,77 @@ static int do_ioctl(unsigned long req, void *arg)
 		r->rate_bps = D.rate;
 		return 0;
 	}
+	case FDREC_IOC_PLAY_START: {
+		struct fdrec_play_start *ps = arg;
+		if (ps->flags & ~FDREC_PLAY_CHECK)
+			return -EINVAL;
+		if (D.running || D.playing)
+			return -EBUSY;
+		if (D.n < 2)
+			return -ENOBUFS;
+		if (D.dir != FDREC_DIR_PLAY)
+			return -EINVAL;
+		if (ps->flags & FDREC_PLAY_CHECK) {
+			memset(&D.chk, 0, sizeof(D.chk));
+			D.chk_first = D.chk_on = true;
+		}
+		for (unsigned i = 0; i < D.n; i++)
+			D.state[i] = B_FREE;
+		D.fill_seq = D.bytes_filled = 0;
+		D.rh = D.rn = 0;
+		D.playing = true;
+		ps->start_time_ns = now_ns(CLOCK_REALTIME);
+		return 0;
+	}
+	case FDREC_IOC_PLAY_SUBMIT: {
+		const struct fdrec_play_submit *ps = arg;
+		if (D.dir != FDREC_DIR_PLAY || ps->flags || ps->index >= D.n)
+			return -EINVAL;
+		if (!ps->bytes || ps->bytes > D.buf_size || ps->bytes % 16)
+			return -EINVAL;
+		if (!D.playing)
+			return -EPIPE;
+		if (D.state[ps->index] != B_FREE && D.state[ps->index] != B_USER)
+			return -EBUSY;
+		const uint64_t *b = (const uint64_t *)(uintptr_t)D.addr[ps->index];
+		if (D.chk_on)
+			for (uint64_t k = 0; k < ps->bytes / 16; k++)
+				check_beat(b + 2 * k);
+		D.blen[ps->index] = ps->bytes;
+		D.rseq[ps->index] = D.fill_seq++;
+		D.bytes_filled += ps->bytes;
+		D.state[ps->index] = B_READY;
+		D.rq[(D.rh + D.rn) % FDREC_MAX_BUFS] = ps->index;
+		D.rn++;
+		return 0;
+	}
+	case FDREC_IOC_PLAY_WAIT_DONE: {
+		struct fdrec_play_done *d = arg;
+		if (D.dir != FDREC_DIR_PLAY)
+			return -EINVAL;
+		if (!D.rn)
+			return D.playing ? -ETIMEDOUT : -ENODATA;
+		unsigned i = D.rq[D.rh];
+		D.rh = (D.rh + 1) % FDREC_MAX_BUFS;
+		D.rn--;
+		D.state[i] = B_USER;
+		d->index = i;
+		d->bytes = D.blen[i];
+		d->seq = D.rseq[i];
+		d->flags = 0;
+		return 0;
+	}
+	case FDREC_IOC_PLAY_STOP:
+		D.playing = false;
+		D.chk_on = false;
+		D.rn = 0;
+		for (unsigned i = 0; i < D.n; i++)
+			D.state[i] = B_FREE;
+		play_stats(arg);
+		return 0;
+	case FDREC_IOC_GET_PLAY_STATS:
+		play_stats(arg);
+		return 0;
 	default:
 		return -ENOTTY;
 	}
@@ -323,13 +447,18 @@ static int dev_open(void)
 	int fd;
 
 	pthread_mutex_lock(&D.mu);
-	if (D.fd >= 0) {
+	int lock = REAL(open)(getenv("FDREC_STUB_DEV"), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (D.fd >= 0 || lock < 0 || flock(lock, LOCK_EX | LOCK_NB)) {
+		if (lock >= 0)
+			REAL(close)(lock);
 		pthread_mutex_unlock(&D.mu);
 		errno = EBUSY;
 		return -1;
 	}
 	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	D.fd = fd;
+	D.lock = lock;
+	D.playing = false;
 	D.n = 0;
 	if (!D.rate) /* the generator's rate register outlives an opener */
 		D.rate = getenv("FDREC_STUB_RATE") ? strtoull(getenv("FDREC_STUB_RATE"), NULL, 10)
@@ -341,8 +470,6 @@ static int dev_open(void)
 	pthread_mutex_unlock(&D.mu);
 	return fd;
 }
-
-#define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
 
 int open(const char *path, int flags, ...)
 {
@@ -385,8 +512,11 @@ int close(int fd)
 	if (fd >= 0 && fd == D.fd) {
 		pthread_mutex_lock(&D.mu);
 		stop();
+		D.playing = false;
 		D.n = 0;
 		D.fd = -1;
+		REAL(close)(D.lock);
+		D.lock = -1;
 		pthread_mutex_unlock(&D.mu);
 	}
 	return REAL(close)(fd);
