@@ -135,6 +135,13 @@ expect_rc 2 "$NVT" verify "$T/d.nvt"
 	fail "fdrec source drops: $d recorded, $(grep RESULT "$T/out")"
 ok "fdrec source: the FIFO's $d dropped beats indexed at their place"
 
+# a beat the DMA damaged is data, not a drop: the driver's FIFO counted none
+FDREC_STUB_CORRUPT=3 srec 0 "$NVT" record -q --source "$src" --rate 100MB --duration 1 "$T/c.nvt"
+[ "$(field drops)" = 0 ] || fail "a damaged beat taken for a drop: $(grep RESULT "$T/out")"
+expect_rc 2 "$NVT" verify "$T/c.nvt"
+[ "$(field corrupt)" = 1 ] && [ "$(field gaps)" = 0 ] || fail "verify of a damaged beat: $(grep RESULT "$T/out")"
+ok "fdrec source: a damaged beat stays in the data (verify finds it), no drop counted"
+
 # --format fdrec from the fdrec source: the design version and source clock from GET_INFO, the
 # start time from START
 FDREC_STUB_HOLD=5:30 srec 2 "$NVT" record -q --format fdrec --source "$src" --rate 100MB --duration 1 "$T/f.dat"

@@ -16,7 +16,8 @@
  * programmed rate; with no buffer queued its beats are dropped and counted (a FIFO of depth 0).
  * Knobs: FDREC_STUB_RATE (the generator's rate before any SET_RATE, 50 MB/s), FDREC_STUB_API
  * (api_version reported), FDREC_STUB_CAPS, FDREC_STUB_HOLD=K:MS (after the K-th buffer no buffer is
- * queued for MS ms: a drop there). Where the driver's docs leave the behaviour open, this guesses
+ * queued for MS ms: a drop there), FDREC_STUB_CORRUPT=K (the 100th beat of the K-th buffer is
+ * not the pattern). Where the driver's docs leave the behaviour open, this guesses
  * the simplest (no FIFO, no DMA restart gap). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -61,6 +62,7 @@ static struct {
 	unsigned rq[FDREC_MAX_BUFS], rh, rn; /* ready */
 	uint64_t rdrop[FDREC_MAX_BUFS], rseq[FDREC_MAX_BUFS];
 	uint64_t hold_after, hold_ns, hold_until;
+	uint64_t corrupt_buf; /* FDREC_STUB_CORRUPT: this buffer's 100th beat is damaged */
 } D = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1, .lock = -1};
 
 static uint64_t now_ns(clockid_t c)
@@ -95,6 +97,8 @@ static void beat(void)
 	uint64_t *p = (uint64_t *)(uintptr_t)(D.addr[D.cur] + (uint64_t)D.pos * 16);
 	p[0] = s;
 	p[1] = ~s;
+	if (D.corrupt_buf && D.fill_seq + 1 == D.corrupt_buf && D.pos == 100)
+		p[0] = s ^ 0x5a5a000000000000ull; /* not the pattern, and far "ahead" */
 	D.beats_out++;
 	if (++D.pos == D.buf_size / 16) {
 		unsigned i = (D.rh + D.rn) % FDREC_MAX_BUFS;
@@ -463,6 +467,8 @@ static int dev_open(void)
 	if (!D.rate) /* the generator's rate register outlives an opener */
 		D.rate = getenv("FDREC_STUB_RATE") ? strtoull(getenv("FDREC_STUB_RATE"), NULL, 10)
 						   : 50000000;
+	D.corrupt_buf =
+		getenv("FDREC_STUB_CORRUPT") ? strtoull(getenv("FDREC_STUB_CORRUPT"), NULL, 10) : 0;
 	if (hold && strchr(hold, ':')) {
 		D.hold_after = strtoull(hold, NULL, 10);
 		D.hold_ns = strtoull(strchr(hold, ':') + 1, NULL, 10) * 1000000ull;
