@@ -222,6 +222,14 @@ sys.exit(0 if not h['complete'] and h['durable_bytes'] >= 32 << 20 else 1)" && b
 	[ "$kept" -ge 33554432 ] && [ "$kept" -le "$most" ] ||
 		fail "recover kept $kept bytes: this run made at most $most (the earlier run's 320 MiB taken for its data?), at least 32 MiB were durable"
 	ok "fdrec source killed over an earlier 320 MiB run from seq 0: recover keeps only this run ($kept bytes, made <= $most)"
+	# the fdrec format on a device has no checkpoint to tell this run's blocks from the earlier
+	# one's: recover says so
+	expect_rc 0 "$NVT" record -q --force --format fdrec --size 8M "$raw"
+	printf '\x01' | dd of="$raw" bs=1 seek=20 conv=notrunc status=none # not COMPLETE
+	expect_rc 0 "$NVT" recover "$raw"
+	grep -q "FPGA Drive Recorder file on a device has no checkpoint.*may run past what it recorded" "$T/err" ||
+		fail "recover of an fdrec file on a device: $(cat "$T/err")"
+	ok "recover of an fdrec-format file on a device says that its tail cannot be told from an earlier run's"
 else
 	echo "note: not root: the recover check over a loop device is left out"
 fi

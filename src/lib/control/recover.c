@@ -575,6 +575,31 @@ static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nv
 	return rc;
 }
 
+/* An fdrec-format recording on a device: the format has no checkpoint and no checksum, so the
+ * blocks an earlier recording left after this one's end cannot be told from its own (the fdrec
+ * device's generator starts at 0 every run: they continue its sequence exactly). Said, since
+ * the length kept may then run past what was recorded. */
+static void fdrec_device_note(const struct nvt_recover_opts *o, const struct nvt_layout *L,
+			      const struct nvt_recording *rec)
+{
+	struct stat st;
+
+	if (rec->format != NVT_FMT_FDREC || !o->notice)
+		return;
+	for (unsigned m = 0; m < L->n; m++)
+		if (!stat(L->path[m], &st) && S_ISBLK(st.st_mode)) {
+			o->notice(
+				"an FPGA Drive Recorder file on a device has no checkpoint: blocks "
+				"an "
+				"earlier recording left after this one's end cannot be told from "
+				"its own, so what is kept (up to the last non-zero block) may run "
+				"past what it recorded; record in nvtape format (checkpoints, "
+				"checksums) onto devices",
+				o->arg);
+			return;
+		}
+}
+
 static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_layout *L,
 			   struct nvt_recover_result *res)
 {
@@ -623,6 +648,7 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 		return -(res->err.code ? res->err.code : EIO);
 	}
 	mark_recovered(&s, res, data_avail);
+	fdrec_device_note(o, L, rec);
 	/* the checksums of what is kept, their times, the metadata go on */
 	if (cover_kept(L, &s, &ix, &own_crc, &res->err)) {
 		nvt_index_clear(&ix);
