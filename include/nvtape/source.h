@@ -45,6 +45,7 @@ struct nvt_source_args {
 	void *notice_arg;
 	uint64_t chunk_bytes; /* the ring's chunk (a packet source refuses one its largest packet
 				 does not fit: a block never straddles two chunks) */
+	unsigned chunks;      /* the ring's chunks (the fdrec source: one driver buffer each) */
 };
 
 /* What a source reports besides its data (optional: zeros when it has nothing to say). */

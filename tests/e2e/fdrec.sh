@@ -1,7 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # FPGA Drive Recorder v1 compatibility: record --format fdrec writes its header byte for byte;
-# verify, info and recover read fdrec files, including an interrupted one with a gap.
+# verify, info and recover read fdrec files, including an interrupted one with a gap. Then the
+# fdrec source on a user-space stand-in for the driver (fdrec_stub.c, LD_PRELOAD; the real
+# driver cannot run here): its ioctls, the header it stamps, its usage errors, and recover's
+# safety with a generator that starts at 0 every run.
 . "$(dirname "$0")/lib.sh"
 
 f="$T/r.dat"
@@ -100,4 +103,134 @@ PY
 	[ "$(field corrupt)" = 0 ] || fail "verify after recover: $(grep RESULT "$T/out")"
 done
 ok "interrupted fdrec file off the 4 KiB grid: recover keeps every whole beat, no zeros"
+
+# ---- the fdrec source on the stand-in driver ----
+stub="$T/fdrec_stub.so"
+${CC:-cc} -std=gnu11 -O2 -shared -fPIC -o "$stub" "$(dirname "$0")/fdrec_stub.c" -ldl -pthread ||
+	{ echo "SKIP: no C compiler for the stand-in driver (the parts above passed)"; exit 77; }
+export FDREC_STUB_DEV="$T/fdrec0"
+src="fdrec:$FDREC_STUB_DEV"
+srec() { expect_rc "$1" env LD_PRELOAD="$stub" "${@:2}"; }
+
+srec 0 "$NVT" record --source "$src" --rate 100MB --duration 1 "$T/s.nvt"
+grep -q "the generator runs at 99999999 bytes/s" "$T/err" || fail "the programmed rate is not reported: $(cat "$T/err")"
+expect_rc 0 "$NVT" verify "$T/s.nvt"
+[ "$(field result)" = pass ] && [ "$(field drop_count)" = 0 ] || fail "verify of an fdrec-source recording: $(grep RESULT "$T/out")"
+expect_rc 0 "$NVT" info --json "$T/s.nvt"
+python3 - "$T/out" <<'PY' || fail "fdrec source header: $(cat "$T/out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+h, m = j["header"], j.get("meta", {})
+assert h["first_seq"] == 0, h["first_seq"]            # START's first_seq, not a random one
+assert h["rate_bps"] == 99999999, h["rate_bps"]        # the rate SET_RATE programmed
+assert h["source_name"] == "fdrec", h
+PY
+ok "fdrec source: records through the driver's ioctls, first_seq 0 and the programmed rate in the header"
+
+# a drop where the device held no buffer for 30 ms: at its place, the driver's count
+FDREC_STUB_HOLD=5:30 srec 2 "$NVT" record -q --source "$src" --rate 100MB --duration 1 "$T/d.nvt"
+d=$(field drops)
+expect_rc 2 "$NVT" verify "$T/d.nvt"
+[ "$d" -gt 0 ] && [ "$(field gap_beats)" = "$d" ] && [ "$(field gaps)" = 1 ] && [ "$(field drops_match)" = 1 ] ||
+	fail "fdrec source drops: $d recorded, $(grep RESULT "$T/out")"
+ok "fdrec source: the FIFO's $d dropped beats indexed at their place"
+
+# a beat the DMA damaged is data, not a drop: the driver's FIFO counted none
+FDREC_STUB_CORRUPT=3 srec 0 "$NVT" record -q --source "$src" --rate 100MB --duration 1 "$T/c.nvt"
+[ "$(field drops)" = 0 ] || fail "a damaged beat taken for a drop: $(grep RESULT "$T/out")"
+expect_rc 2 "$NVT" verify "$T/c.nvt"
+[ "$(field corrupt)" = 1 ] && [ "$(field gaps)" = 0 ] || fail "verify of a damaged beat: $(grep RESULT "$T/out")"
+ok "fdrec source: a damaged beat stays in the data (verify finds it), no drop counted"
+
+# --format fdrec from the fdrec source: the design version and source clock from GET_INFO, the
+# start time from START
+FDREC_STUB_HOLD=5:30 srec 2 "$NVT" record -q --format fdrec --source "$src" --rate 100MB --duration 1 "$T/f.dat"
+python3 - "$T/f.dat" <<'PY' || fail "fdrec header from the fdrec source"
+import struct, sys, time
+h = open(sys.argv[1], "rb").read(4096)
+design, = struct.unpack_from("<I", h, 24)
+src_clk, rate, start, stop, data, drops, first = struct.unpack_from("<7Q", h, 28)
+assert design == 0x00010001, hex(design)
+assert src_clk == 250000000, src_clk
+assert rate == 99999999 and first == 0 and drops > 0, (rate, first, drops)
+assert abs(start / 1e9 - time.time()) < 120 and start < stop, (start, stop)
+PY
+expect_rc 2 "$NVT" verify "$T/f.dat"
+[ "$(field drops_match)" = 1 ] && [ "$(field corrupt)" = 0 ] || fail "verify of the fdrec file: $(grep RESULT "$T/out")"
+ok "--format fdrec --source fdrec: design_version, src_clk_hz, start time and first_seq from the driver"
+
+# what the driver cannot take is refused, with the fix
+srec 64 "$NVT" record -q --source "$src" --chunk 1M --duration 1 "$T/u1.nvt"
+grep -q "multiple of 2 MiB up to 62 MiB.*give e.g. --chunk 8M" "$T/err" || fail "--chunk 1M: $(cat "$T/err")"
+srec 64 "$NVT" record -q --source "$src" --chunk 64M --duration 1 "$T/u2.nvt"
+srec 64 "$NVT" record -q --source "$src" --chunks 65 --duration 1 "$T/u3.nvt"
+grep -q "takes 2 to 64 buffers.*give --chunks 2..64" "$T/err" || fail "--chunks 65: $(cat "$T/err")"
+FDREC_STUB_API=2 srec 1 "$NVT" record -q --source "$src" --duration 1 "$T/u4.nvt"
+grep -q "the driver speaks API version 2, nvtape speaks version 1" "$T/err" || fail "API version 2: $(cat "$T/err")"
+FDREC_STUB_CAPS=2 srec 1 "$NVT" record -q --source "$src" --duration 1 "$T/u5.nvt"
+grep -q "capabilities 0x2: record (S2MM, 0x2) and the generator (TPG, 0x1)" "$T/err" || fail "no TPG: $(cat "$T/err")"
+ok "fdrec source: chunks the driver cannot take are usage errors; another API version, a device without a generator refused"
+
+# the sink: played into the device's checker, whose counts are the playback's
+srec 0 "$NVT" play --sink "$src" "$T/s.nvt"
+[ "$(field beats)" = $(($(hdr data_bytes "$T/s.nvt") / 16)) ] && [ "$(field corrupt)" = 0 ] || fail "play --sink fdrec: $(grep RESULT "$T/out")"
+srec 0 "$NVT" play --sink "$src" "$T/d.nvt"
+[ "$(field gap_beats)" = "$d" ] && [ "$(field gaps)" = 1 ] || fail "play --sink fdrec of drops: $(grep RESULT "$T/out")"
+cp "$T/s.nvt" "$T/bad.nvt"
+printf 'X' | dd of="$T/bad.nvt" bs=1 seek=$((4096 + 16 * 1048576 + 3)) conv=notrunc status=none
+srec 2 "$NVT" play --sink "$src" "$T/bad.nvt"
+[ "$(field corrupt)" = 1 ] || fail "a damaged beat at the device's checker: $(grep RESULT "$T/out")"
+FDREC_STUB_CAPS=3 srec 1 "$NVT" play --sink "$src" "$T/s.nvt"
+grep -q "cannot play into its checker (capabilities 0x3" "$T/err" || fail "play without MM2S: $(cat "$T/err")"
+ok "fdrec sink: the checker's beats, gaps and a damaged beat are the playback's; a device without playback refused"
+
+# one opener: a second recorder is told the device is in use
+env LD_PRELOAD="$stub" "$NVT" record -q --source "$src" --rate 20MB --duration 4 "$T/busy1.nvt" >/dev/null 2>&1 &
+pid=$!
+wait_header "$T/busy1.nvt" 1
+srec 1 "$NVT" record -q --source "$src" --duration 1 "$T/busy2.nvt"
+grep -q "is in use: the driver takes one opener at a time" "$T/err" || fail "second opener: $(cat "$T/err")"
+wait $pid || fail "the first recorder failed"
+ok "fdrec: a second opener is refused while a recording runs"
+
+# recover with a generator that starts at 0 every run: an earlier, longer run's blocks on the
+# same device continue this run's sequence exactly, so the pattern cannot tell them apart:
+# only what the checkpoint and its checksums vouch for is kept
+if [ "$(id -u)" = 0 ]; then
+	make_loop 384M none
+	raw=$DEV
+	srec 0 "$NVT" record -q --force --source "$src" --rate 100MB --size 320M "$raw"
+	env LD_PRELOAD="$stub" "$NVT" record -q --force --source "$src" --rate 50MB "$raw" >/dev/null 2>&1 &
+	pid=$!
+	# the new run's header (not the earlier one's: not complete) with 32 MiB durable
+	for i in $(seq 600); do
+		"$NVT" info --json "$raw" 2>/dev/null | python3 -c "
+import json, sys
+h = json.load(sys.stdin)['header']
+sys.exit(0 if not h['complete'] and h['durable_bytes'] >= 32 << 20 else 1)" && break
+		sleep 0.1
+	done
+	kill -9 $pid
+	killed=$(date +%s%N)
+	wait $pid 2>/dev/null
+	start=$(hdr start_ns "$raw")
+	expect_rc 0 "$NVT" recover "$raw"
+	expect_rc 0 "$NVT" verify -q "$raw"
+	kept=$(field bytes)
+	# at most what this run's generator made by the kill (50 MB/s since its START), a chunk more
+	most=$(((killed - start) / 20 + 8388608))
+	[ "$kept" -ge 33554432 ] && [ "$kept" -le "$most" ] ||
+		fail "recover kept $kept bytes: this run made at most $most (the earlier run's 320 MiB taken for its data?), at least 32 MiB were durable"
+	ok "fdrec source killed over an earlier 320 MiB run from seq 0: recover keeps only this run ($kept bytes, made <= $most)"
+	# the fdrec format on a device has no checkpoint to tell this run's blocks from the earlier
+	# one's: recover says so
+	expect_rc 0 "$NVT" record -q --force --format fdrec --size 8M "$raw"
+	printf '\x01' | dd of="$raw" bs=1 seek=20 conv=notrunc status=none # not COMPLETE
+	expect_rc 0 "$NVT" recover "$raw"
+	grep -q "FPGA Drive Recorder file on a device has no checkpoint.*may run past what it recorded" "$T/err" ||
+		fail "recover of an fdrec file on a device: $(cat "$T/err")"
+	ok "recover of an fdrec-format file on a device says that its tail cannot be told from an earlier run's"
+else
+	echo "note: not root: the recover check over a loop device is left out"
+fi
 echo "fdrec: all passed"

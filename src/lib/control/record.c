@@ -96,6 +96,7 @@ static int find_source(const struct nvt_record_opts *o, struct source_run *s, st
 	s->args.notice = o->notice;
 	s->args.notice_arg = o->arg;
 	s->args.chunk_bytes = o->chunk_bytes;
+	s->args.chunks = o->chunks;
 	if (s->ops->caps & NVT_SOURCE_PACKETS) {
 		s->args.size_bytes = o->size_bytes;
 		s->args.check = o->check && o->check[0] ? o->check : NULL;
@@ -156,9 +157,11 @@ int nvt_record(const struct nvt_record_opts *o, struct nvt_record_result *res)
 	}
 	if (s.ops->caps & NVT_SOURCE_SHARED_RING)
 		ro.shared_ring = true;
-	if (s.ops->caps & NVT_SOURCE_PATTERN) {
-		/* a stamp per run: an earlier run's blocks on the same device do not continue
-		 * this run's sequence, so recover can never take them for new data */
+	if ((s.ops->caps & NVT_SOURCE_PATTERN) && s.ops->kind != NVT_SRC_FDREC) {
+		/* (the fdrec device's generator starts where its START says, 0: the source
+		 * stamps the header with it) a stamp per run: an earlier run's blocks on the same
+		 * device do not continue this run's sequence, so recover can never take them for
+		 * new data */
 		if (getrandom(&s.args.first_seq, sizeof(s.args.first_seq), 0) !=
 		    sizeof(s.args.first_seq))
 			s.args.first_seq = nvt_real_ns() ^ (uint64_t)getpid() << 40;

@@ -389,7 +389,7 @@ static void handle_ckpt(struct nvt_recorder *r, uint64_t tag, int64_t res)
 		nvt_recording_checkpoint(&r->rec, r->ckpt_target, r->ix.drops, nvt_real_ns());
 		nvt_rec_index_apply(r);
 		memcpy(r->ckpt_hdr, r->hdr, NVT_HEADER_SIZE); /* the block as on disk */
-		nvt_recording_encode(&r->rec, r->ckpt_hdr);
+		nvt_rec_encode(r, r->ckpt_hdr);
 		if (r->eng.ops->queue(&r->eng, &io)) {
 			r->ckpt_busy = false;
 			nvt_recording_checkpoint_undo(&r->rec);
@@ -769,7 +769,7 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 		if (!rc) {
 			nvt_recording_checkpoint(&r->rec, r->written, r->rec.drop_count,
 						 nvt_real_ns());
-			nvt_recording_encode(&r->rec, r->hdr);
+			nvt_rec_encode(r, r->hdr);
 			rc = r->eng.ops->write_sync(&r->eng, r->hdr, NVT_HEADER_SIZE, 0, err);
 		}
 		if (!rc)
@@ -785,7 +785,7 @@ int nvt_rec_finalize(struct nvt_recorder *r, struct nvt_err *err)
 			       r->eng.inflight, (unsigned long long)r->written);
 	free(ev);
 	nvt_recording_finish(&r->rec, r->written, atomic_load(&r->failed), nvt_real_ns());
-	nvt_recording_encode(&r->rec, r->hdr);
+	nvt_rec_encode(r, r->hdr);
 	/* The data, the index and the length durable before the header says COMPLETE: a drive's
 	 * volatile cache may otherwise keep the header and lose what it accounts for. (Writes that
 	 * never completed would hold the barrier up: the header is written without it then.) */

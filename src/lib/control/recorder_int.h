@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "control/record_index.h"
+#include "control/recorder_ring.h"
 #include "format/sums.h"
 #include "nvtape/recorder.h"
 #include "ring/pump.h"
@@ -44,6 +45,8 @@ struct nvt_recorder {
 	_Atomic int stop_req;      /* stop() or a signal */
 	_Atomic int stopping;      /* acquire() refuses from now on */
 	uint64_t t0_real;
+	struct nvt_source_stamp stamp; /* nvt_recorder_source_stamp(), once stamped is set */
+	_Atomic int stamped;
 	pthread_mutex_t ev_lock; /* drop events, appended by the producer */
 	struct nvt_drop_event *ev;
 	uint64_t nev, ev_cap;
@@ -119,6 +122,8 @@ void nvt_rec_notice(struct nvt_recorder *r, const char *fmt, ...)
 void nvt_rec_fail(struct nvt_recorder *r, enum nvt_stop_reason reason, int code, const char *fmt,
 		  ...) __attribute__((format(printf, 4, 5)));
 void *nvt_rec_io_thread(void *arg);
+/* the header block blk from r->rec, with the source's stamp (I/O thread) */
+void nvt_rec_encode(struct nvt_recorder *r, void *blk);
 /* The I/O thread's first duty: checks, ring, engine, space, first header; tells the opener. */
 int nvt_rec_setup(struct nvt_recorder *r);
 enum nvt_stop_reason nvt_rec_end_reason(struct nvt_recorder *r);

@@ -31,6 +31,19 @@ uint64_t nvt_recorder_ring_released(struct nvt_recorder *r);
 void nvt_recorder_say(struct nvt_recorder *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* What a device reports as it starts (the fdrec driver's START and GET_INFO), for the header:
+ * the source gives it once, before its first commit; every header written from then on carries
+ * it (an fdrec-format header its design version and source clock too). 0 leaves a field as
+ * the options had it (first_seq is taken as it is). */
+struct nvt_source_stamp {
+	uint64_t first_seq;      /* the first beat's seq */
+	uint64_t start_ns;       /* CLOCK_REALTIME when the device started */
+	uint64_t rate_bps;       /* the rate the device was programmed with */
+	uint64_t src_clk_hz;     /* the source clock */
+	uint32_t design_version; /* the design's VERSION register, major << 16 | minor */
+};
+void nvt_recorder_source_stamp(struct nvt_recorder *r, const struct nvt_source_stamp *st);
+
 /* fn(arg, rc, res) once the recording is final, from nvt_recorder_close() (rc: what it returns):
  * the shm source tells its producer how the recording ended. One; a later call replaces it. */
 void nvt_recorder_at_close(struct nvt_recorder *r,

@@ -2,8 +2,11 @@
 /* Recovery of a recording whose writer died. The valid length is the last checkpoint's durable
  * length; for the test pattern, blocks that continue the pattern beyond it are kept too (across
  * the forward jumps a drop leaves at a chunk boundary), and the drop index is rebuilt from the
- * gaps. FPGA Drive Recorder files (no checkpoints) keep everything up to the last non-zero 4 KiB
- * block. */
+ * gaps. That needs a pattern whose first seq is this run's own (tpg: random); the fdrec
+ * device's generator starts at 0 every run, so an earlier run's blocks on the same device
+ * continue its sequence exactly: beyond the checkpoint only the chunks whose checksums the
+ * checkpoint's index holds are kept for it. FPGA Drive Recorder files (no checkpoints) keep
+ * everything up to the last non-zero 4 KiB block. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -28,6 +31,7 @@ struct rstate {
 	struct nvt_recording *rec;
 	struct nvt_checker chk;
 	uint64_t limit;        /* data bytes vouched for (checkpoint) */
+	uint64_t vouched;      /* ... by the checkpoint or, for the fdrec source, its checksums */
 	uint64_t valid;        /* data bytes accepted so far */
 	uint64_t last_nonzero; /* end of the last non-zero block (fdrec) */
 	uint64_t reach;        /* beats the source can have reached since its start (a bound) */
@@ -80,6 +84,13 @@ static bool beats_continue(const uint8_t *p, uint64_t n, uint64_t e)
 		diff |= (w[0] ^ (e + i)) | (w[1] ^ ~(e + i));
 	}
 	return diff == 0;
+}
+
+/* The pattern's seq numbers are this run's own: an earlier run's blocks cannot continue them.
+ * Not for the fdrec device, whose generator starts at 0 at every START. */
+static bool seq_own(const struct nvt_recording *rec)
+{
+	return rec->source_kind != NVT_SRC_FDREC;
 }
 
 /* A drop leaves the pattern jumping forward at a chunk boundary (the recorder drops only while no
@@ -139,8 +150,8 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 	}
 	/* nvtape: the checkpointed part is taken as it is, the rest only while it continues; in
 	 * whole 4 KiB blocks here (a checkpoint's last partial block: take_checkpoint_tail) */
-	if (pos < s->limit - s->limit % 4096) {
-		uint64_t whole = s->limit - s->limit % 4096;
+	if (pos < s->vouched - s->vouched % 4096) {
+		uint64_t whole = s->vouched - s->vouched % 4096;
 		uint64_t n = whole - pos < bytes ? whole - pos : bytes;
 		nvt_checker_feed(&s->chk, p, n, off);
 		s->valid = pos + n;
@@ -148,6 +159,8 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 		pos += n;
 		bytes -= n;
 	}
+	if (!seq_own(s->rec))
+		return bytes >= 16 ? 1 : 0;
 	/* beyond it, whole 4 KiB blocks of the file (what a write leaves complete or not at all),
 	 * read at any alignment */
 	while (bytes >= 16) {
@@ -171,11 +184,11 @@ static int on_chunk(void *arg, const void *buf, uint64_t bytes, uint64_t off)
 static int take_checkpoint_tail(const struct nvt_layout *L, struct rstate *s, struct nvt_err *err)
 {
 	uint64_t buf[512];
-	uint64_t n = s->limit - s->valid, off = s->rec->data_offset + s->valid;
+	uint64_t n = s->vouched - s->valid, off = s->rec->data_offset + s->valid;
 	int fd[NVT_MAX_MEMBERS];
 	int rc;
 
-	if (s->valid >= s->limit)
+	if (s->valid >= s->vouched)
 		return 0;
 	if (n > sizeof(buf)) { /* the scan covers every whole block the checkpoint holds */
 		nvt_err_set(err, EPROTO, "checkpoint tail of %llu bytes", (unsigned long long)n);
@@ -191,7 +204,7 @@ static int take_checkpoint_tail(const struct nvt_layout *L, struct rstate *s, st
 		return -1;
 	}
 	nvt_checker_feed(&s->chk, buf, n - n % 16, off);
-	s->valid = s->limit;
+	s->valid = s->vouched;
 	return 0;
 }
 
@@ -567,6 +580,31 @@ static int rewrite(const struct nvt_layout *L, const struct rstate *s, struct nv
 	return rc;
 }
 
+/* An fdrec-format recording on a device: the format has no checkpoint and no checksum, so the
+ * blocks an earlier recording left after this one's end cannot be told from its own (the fdrec
+ * device's generator starts at 0 every run: they continue its sequence exactly). Said, since
+ * the length kept may then run past what was recorded. */
+static void fdrec_device_note(const struct nvt_recover_opts *o, const struct nvt_layout *L,
+			      const struct nvt_recording *rec)
+{
+	struct stat st;
+
+	if (rec->format != NVT_FMT_FDREC || !o->notice)
+		return;
+	for (unsigned m = 0; m < L->n; m++)
+		if (!stat(L->path[m], &st) && S_ISBLK(st.st_mode)) {
+			o->notice(
+				"an FPGA Drive Recorder file on a device has no checkpoint: blocks "
+				"an "
+				"earlier recording left after this one's end cannot be told from "
+				"its own, so what is kept (up to the last non-zero block) may run "
+				"past what it recorded; record in nvtape format (checkpoints, "
+				"checksums) onto devices",
+				o->arg);
+			return;
+		}
+}
+
 static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_layout *L,
 			   struct nvt_recover_result *res)
 {
@@ -596,6 +634,16 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 		s.old_index_end = rec->index_offset + rec->index_bytes;
 	}
 	load_checkpoint_index(o, L, &s, &ix);
+	s.vouched = s.limit;
+	if (rec->format == NVT_FMT_NVTAPE && nvt_source_kind_is_pattern(rec->source_kind) &&
+	    !seq_own(rec) && ix.ncrc) {
+		/* what the checksums vouch for beyond the checkpoint, then scanned as vouched */
+		if (extend_by_sums(L, &s, &ix, data_avail, &res->err)) {
+			nvt_index_clear(&ix);
+			return -(res->err.code ? res->err.code : EIO);
+		}
+		s.vouched = s.valid;
+	}
 	nvt_checker_init(&s.chk, rec->first_seq);
 	if (scan_data(o, L, &s, data_avail, &res->err) ||
 	    (ix.ncrc && !nvt_source_kind_is_pattern(rec->source_kind) &&
@@ -605,6 +653,7 @@ static int recover_claimed(const struct nvt_recover_opts *o, const struct nvt_la
 		return -(res->err.code ? res->err.code : EIO);
 	}
 	mark_recovered(&s, res, data_avail);
+	fdrec_device_note(o, L, rec);
 	/* the checksums of what is kept, their times, the metadata go on */
 	if (cover_kept(L, &s, &ix, &own_crc, &res->err)) {
 		nvt_index_clear(&ix);

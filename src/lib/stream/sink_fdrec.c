@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* fdrec sink: playback into the FPGA Drive Recorder's driver (/dev/fdrec0, fdrec_uapi.h). The
- * data is copied into nvtape's own buffers registered with the driver, submitted in order to
- * its MM2S DMA and checked by the design's pattern checker at the sink rate the device is
- * programmed with (sysfs chk_rate_bps). At the end nvtape waits until the device has taken
- * every buffer, stops it and reports the checker's counts (beats, errors, gaps, gap beats) as
- * the playback's check, and its underflows (the sink was ready, no data came) as the
- * playback's underflows, so both decide the exit code as for the built-in checker. */
+/* fdrec sink: playback into the FPGA Drive Recorder's driver (/dev/fdrec0, FDREC_API_VERSION 1,
+ * fdrec_uapi.h, docs/fdrec-abi.md). The data is copied into nvtape's own buffers, registered
+ * with the driver as a play set (2 MiB hugepages where the pool has them: the driver needs 2 MiB
+ * aligned buffers of a multiple of 2 MiB, and its DMA at most 511 descriptors for all of them),
+ * submitted in order to its MM2S DMA and checked by the design's pattern checker
+ * (PLAY_START with FDREC_PLAY_CHECK: the checker starts on the first beat played) at the sink
+ * rate the device is programmed with (sysfs chk_rate_bps). At the end nvtape waits until the
+ * device has read every buffer, stops it and reports the checker's counts (beats, errors,
+ * gaps, gap beats) as the playback's check, and its underflows (the sink was ready, no data
+ * came) as the playback's underflows, so both decide the exit code as for the built-in
+ * checker. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -20,15 +24,20 @@
 #include "stream/fdrec_dev.h"
 #include "stream/fdrec_uapi.h"
 
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB (21 << 26)
+#endif
+
 #define FDS_NBUFS    8
-#define FDS_BUF_SIZE (1u << 20)
 #define FDS_WAIT_MS  100
 #define FDS_STALL_MS 10000 /* the device took no buffer for this long: an error */
 
 struct fdrec_sink {
 	const char *path;
 	int fd;
-	uint8_t *mem;
+	uint8_t *map, *mem; /* the mapping, and the first buffer in it (aligned) */
+	size_t map_bytes;
+	uint64_t buf_size;
 	uint32_t free[FDS_NBUFS], nfree; /* buffers nvtape owns */
 	int cur;                         /* buffer being filled, -1 none */
 	uint64_t cur_off, first_seq;
@@ -50,8 +59,9 @@ static int take_done(struct fdrec_sink *s, struct nvt_err *err)
 
 	for (;;) {
 		struct fdrec_play_done d = {.timeout_ms = FDS_WAIT_MS};
+		int rc = ioctl(s->fd, FDREC_IOC_PLAY_WAIT_DONE, &d) ? errno : 0;
 
-		if (!ioctl(s->fd, FDREC_PLAY_WAIT_DONE, &d)) {
+		if (!rc || rc == EIO) {
 			if (d.index >= FDS_NBUFS) {
 				nvt_err_set(err, EPROTO,
 					    "fdrec %s: the driver returned buffer %u of %u",
@@ -59,10 +69,19 @@ static int take_done(struct fdrec_sink *s, struct nvt_err *err)
 				return -EPROTO;
 			}
 			s->free[s->nfree++] = d.index;
+			if (rc || (d.flags & FDREC_DONE_ERROR)) {
+				nvt_err_set(
+					err, EIO,
+					"fdrec %s: the DMA reported an error reading buffer %u "
+					"(#%llu): the playback stops; check the design's DMA and "
+					"reload the driver",
+					s->path, d.index, (unsigned long long)d.seq);
+				return -EIO;
+			}
 			return 0;
 		}
-		if (errno != ETIMEDOUT && errno != EINTR)
-			return fds_err(s, err, errno, "PLAY_WAIT_DONE failed");
+		if (rc != ETIMEDOUT && rc != EINTR)
+			return fds_err(s, err, rc, "PLAY_WAIT_DONE failed");
 		waited += FDS_WAIT_MS;
 		if (waited >= FDS_STALL_MS) {
 			nvt_err_set(
@@ -79,74 +98,127 @@ static int submit_cur(struct fdrec_sink *s, struct nvt_err *err)
 {
 	struct fdrec_play_submit p = {.index = (uint32_t)s->cur, .bytes = s->cur_off};
 
-	if (ioctl(s->fd, FDREC_PLAY_SUBMIT, &p))
+	if (ioctl(s->fd, FDREC_IOC_PLAY_SUBMIT, &p))
 		return fds_err(s, err, errno, "PLAY_SUBMIT failed");
 	s->cur = -1;
 	s->cur_off = 0;
 	return 0;
 }
 
+/* FDS_NBUFS buffers of buf_size on align: hugepages, else ordinary memory placed on align */
+static int map_bufs(struct fdrec_sink *s, uint64_t align, struct nvt_err *err)
+{
+	size_t len = (size_t)FDS_NBUFS * s->buf_size;
+
+	s->map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB | MAP_POPULATE, -1,
+		      0);
+	if (s->map != MAP_FAILED && (uintptr_t)s->map % align == 0) {
+		s->mem = s->map;
+		s->map_bytes = len;
+		return 0;
+	}
+	if (s->map != MAP_FAILED)
+		munmap(s->map, len);
+	s->map_bytes = len + align;
+	s->map = mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		      0);
+	if (s->map == MAP_FAILED)
+		return fds_err(s, err, errno, "cannot map the DMA buffers");
+	s->mem = s->map + (align - (uintptr_t)s->map % align) % align;
+	madvise(s->mem, len, MADV_HUGEPAGE);
+	memset(s->mem, 0, len); /* populated before the driver pins them */
+	return 0;
+}
+
+static int register_bufs(struct fdrec_sink *s, struct nvt_err *err)
+{
+	uint64_t addrs[FDS_NBUFS];
+	struct fdrec_bufs b = {.addrs = (uint64_t)(uintptr_t)addrs,
+			       .buf_size = s->buf_size,
+			       .count = FDS_NBUFS,
+			       .flags = FDREC_DIR_PLAY};
+
+	for (unsigned i = 0; i < FDS_NBUFS; i++) {
+		addrs[i] = (uint64_t)(uintptr_t)(s->mem + (size_t)i * s->buf_size);
+		s->free[s->nfree++] = i;
+	}
+	if (!ioctl(s->fd, FDREC_IOC_REGISTER_BUFS, &b))
+		return 0;
+	if (errno == E2BIG) {
+		nvt_err_set(err, E2BIG,
+			    "fdrec %s: %u playback buffers of %llu bytes in ordinary memory need "
+			    "more DMA descriptors than the channel has (511): reserve 2 MiB "
+			    "hugepages (echo %u > /proc/sys/vm/nr_hugepages)",
+			    s->path, FDS_NBUFS, (unsigned long long)s->buf_size,
+			    (unsigned)((uint64_t)FDS_NBUFS * s->buf_size >> 21));
+		return -E2BIG;
+	}
+	return fds_err(s, err, errno, "REGISTER_BUFS of the playback buffers failed");
+}
+
 static int fds_open(void **state, const struct nvt_sink_args *a, struct nvt_err *err)
 {
 	struct fdrec_sink *s = calloc(1, sizeof(*s));
-	struct fdrec_bufs *b = calloc(1, sizeof(*b));
 	struct fdrec_info info;
-	uint32_t flags = FDREC_PLAY_CHECK;
+	struct fdrec_play_start ps = {.flags = FDREC_PLAY_CHECK};
+	uint64_t align;
 	int rc = 0;
 
-	if (!s || !b) {
-		free(s);
-		free(b);
+	if (!s) {
 		nvt_err_set(err, ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
 	s->path = *a->arg ? a->arg : FDREC_DEFAULT_DEV;
 	s->cur = -1;
 	s->first_seq = a->first_seq;
-	s->mem = MAP_FAILED;
+	s->map = MAP_FAILED;
 	s->fd = nvt_fdrec_open(s->path, err);
 	if (s->fd < 0) {
 		rc = s->fd;
 		goto out;
 	}
-	if (ioctl(s->fd, FDREC_GET_INFO, &info)) {
+	memset(&info, 0, sizeof(info));
+	if (ioctl(s->fd, FDREC_IOC_GET_INFO, &info)) {
 		rc = fds_err(s, err, errno, "GET_INFO failed (not an fdrec device?)");
 		goto out;
 	}
-	if (info.api_version != FDREC_API_VERSION || !(info.caps & FDREC_CAP_MM2S) ||
-	    !(info.caps & FDREC_CAP_CHECK)) {
-		nvt_err_set(
-			err, ENODEV,
-			"fdrec %s: driver API version %u, capabilities 0x%x: playback needs API "
-			"version %u with MM2S and the pattern checker",
-			s->path, info.api_version, info.caps, FDREC_API_VERSION);
-		rc = -ENODEV;
+	if (info.api_version != FDREC_API_VERSION) {
+		nvt_err_set(err, EPROTONOSUPPORT,
+			    "fdrec %s: the driver speaks API version %u, nvtape speaks version %u "
+			    "(the FPGA Drive Recorder driver of docs/fdrec-abi.md): install that "
+			    "driver, or an nvtape built for API version %u",
+			    s->path, info.api_version, FDREC_API_VERSION, info.api_version);
+		rc = -EPROTONOSUPPORT;
 		goto out;
 	}
-	s->mem = mmap(NULL, (size_t)FDS_NBUFS * FDS_BUF_SIZE, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (s->mem == MAP_FAILED) {
-		rc = fds_err(s, err, errno, "cannot map the DMA buffers");
+	if ((info.caps & (FDREC_CAP_MM2S | FDREC_CAP_CHECK)) !=
+	    (FDREC_CAP_MM2S | FDREC_CAP_CHECK)) {
+		nvt_err_set(err, EOPNOTSUPP,
+			    "fdrec %s: the device cannot play into its checker (capabilities 0x%x: "
+			    "playback (MM2S, 0x%x, a \"tx\" DMA channel) and the checker (CHECK, "
+			    "0x%x, design 1.1 or later) are needed)",
+			    s->path, info.caps, FDREC_CAP_MM2S, FDREC_CAP_CHECK);
+		rc = -EOPNOTSUPP;
 		goto out;
 	}
-	b->count = FDS_NBUFS;
-	b->buf_size = FDS_BUF_SIZE;
-	b->flags = FDREC_DIR_PLAY;
-	for (unsigned i = 0; i < FDS_NBUFS; i++) {
-		b->addrs[i] = (uint64_t)(uintptr_t)(s->mem + (size_t)i * FDS_BUF_SIZE);
-		s->free[s->nfree++] = i;
-	}
-	if (ioctl(s->fd, FDREC_REGISTER_BUFS, b)) {
-		rc = fds_err(s, err, errno, "REGISTER_BUFS failed");
+	align = info.buf_align ? info.buf_align : FDREC_BUF_ALIGN;
+	if (align > FDREC_MAX_BUF_SIZE || align % 4096) {
+		nvt_err_set(err, EPROTO, "fdrec %s: the driver reports a buffer alignment of %llu",
+			    s->path, (unsigned long long)align);
+		rc = -EPROTO;
 		goto out;
 	}
-	if (ioctl(s->fd, FDREC_PLAY_START, &flags))
+	s->buf_size = align; /* the smallest buffer it takes */
+	rc = map_bufs(s, align, err);
+	if (!rc)
+		rc = register_bufs(s, err);
+	if (!rc && ioctl(s->fd, FDREC_IOC_PLAY_START, &ps))
 		rc = fds_err(s, err, errno, "PLAY_START failed");
 out:
-	free(b);
 	if (rc) {
-		if (s->mem != MAP_FAILED)
-			munmap(s->mem, (size_t)FDS_NBUFS * FDS_BUF_SIZE);
+		if (s->map != MAP_FAILED)
+			munmap(s->map, s->map_bytes);
 		if (s->fd >= 0)
 			close(s->fd);
 		free(s);
@@ -172,12 +244,12 @@ static int fds_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t
 			s->cur = (int)s->free[--s->nfree];
 			s->cur_off = 0;
 		}
-		k = FDS_BUF_SIZE - s->cur_off < bytes ? FDS_BUF_SIZE - s->cur_off : bytes;
-		memcpy(s->mem + (size_t)s->cur * FDS_BUF_SIZE + s->cur_off, buf, k);
+		k = s->buf_size - s->cur_off < bytes ? s->buf_size - s->cur_off : bytes;
+		memcpy(s->mem + (size_t)s->cur * s->buf_size + s->cur_off, buf, k);
 		s->cur_off += k;
 		buf += k;
 		bytes -= k;
-		if (s->cur_off == FDS_BUF_SIZE && (rc = submit_cur(s, err)))
+		if (s->cur_off == s->buf_size && (rc = submit_cur(s, err)))
 			return rc;
 	}
 	return 0;
@@ -197,18 +269,19 @@ static void finish(struct fdrec_sink *s)
 		submit_cur(s, &err);
 	while (s->nfree + (s->cur >= 0) < FDS_NBUFS && !take_done(s, &err))
 		;
-	if (ioctl(s->fd, FDREC_PLAY_STOP, &s->st))
+	if (ioctl(s->fd, FDREC_IOC_PLAY_STOP, &s->st))
 		memset(&s->st, 0, sizeof(s->st));
+	const struct fdrec_chk_stats *c = &s->st.chk;
 	nvt_checker_init(&s->chk, s->first_seq);
-	s->chk.beats = s->st.beats;
-	s->chk.corrupt = s->st.errors;
-	s->chk.gaps = s->st.gaps;
-	s->chk.gap_beats = s->st.gap_beats;
-	s->chk.seen_good = s->st.beats > s->st.errors;
-	s->chk.last_seen = s->st.last_seq;
-	s->chk.expected = s->st.last_seq + 1;
+	s->chk.beats = c->beats;
+	s->chk.corrupt = c->errors;
+	s->chk.gaps = c->gaps;
+	s->chk.gap_beats = c->gap_beats;
+	s->chk.seen_good = c->beats > c->errors;
+	s->chk.last_seen = c->last_seq;
+	s->chk.expected = c->last_seq + 1;
 	if (s->chk.seen_good)
-		s->chk.first_seen = s->st.last_seq + 1 - s->st.beats - s->st.gap_beats;
+		s->chk.first_seen = c->last_seq + 1 - c->beats - c->gap_beats;
 }
 
 static const struct nvt_checker *fds_checker(void *state)
@@ -220,7 +293,7 @@ static const struct nvt_checker *fds_checker(void *state)
 static uint64_t fds_underflows(void *state)
 {
 	finish(state);
-	return ((struct fdrec_sink *)state)->st.underflows;
+	return ((struct fdrec_sink *)state)->st.chk.underflows;
 }
 
 static void fds_close(void *state)
@@ -229,7 +302,7 @@ static void fds_close(void *state)
 
 	finish(s);
 	close(s->fd); /* the driver unpins the buffers */
-	munmap(s->mem, (size_t)FDS_NBUFS * FDS_BUF_SIZE);
+	munmap(s->map, s->map_bytes);
 	free(s);
 }
 

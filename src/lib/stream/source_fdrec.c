@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* fdrec source: the FPGA Drive Recorder's driver (/dev/fdrec0, ioctl interface in
- * stream/fdrec_uapi.h). Zero copy: every ring chunk is registered with the driver as one of its
- * buffers (recorder_ring.h), which its DMA fills with the test-pattern generator's beats in ring
- * order; a filled buffer is committed where it lies, and handed back to the driver once the
- * I/O thread has written and released it. The device drops beats in its FIFO when no buffer
- * is free (the storage fell behind and the whole ring waits to be written): every gap in the beats'
- * sequence becomes an nvt_recorder_drop() at the exact position, and at the stop the beats the
- * driver reports as lost in its FIFO are added, so the recording's drop count equals the driver's
- * drop_count. A stop (Ctrl-C, nvt_recorder_stop) stops the driver first and then takes every
- * buffer it filled before, so nothing the DMA captured is lost (the driver discards only its
- * FIFO, whose beats become drops at the end). A buffer flagged with a DMA error stops the
- * recording with that error; what came before is kept. The driver's FIFO level and high-water
- * mark go to the live stats (nvt_recorder_source_fifo). */
+/* fdrec source: the FPGA Drive Recorder's driver (/dev/fdrec0, FDREC_API_VERSION 1, ioctl
+ * interface in stream/fdrec_uapi.h, docs/fdrec-abi.md). Zero copy: every ring chunk is registered
+ * with the driver as one of its buffers (recorder_ring.h), which its DMA fills with the
+ * test-pattern generator's beats in ring order; a filled buffer is committed where it lies, and
+ * handed back (RELEASE) once the I/O thread has written it. START resets the device: the
+ * generator starts at the first_seq it returns (0), at the start_time_ns it returns; both, the
+ * programmed rate (SET_RATE), the source clock and the design version (GET_INFO) go into the
+ * header. The device drops beats in its FIFO when no buffer is free (the storage fell behind):
+ * every buffer comes with the FIFO's drop counter at its completion (cumulative since START),
+ * and each jump in the beats' sequence that counter covers becomes an nvt_recorder_drop() at
+ * its exact position; what the counter holds beyond the gaps by the end of the last buffer
+ * recorded is added at the end, so the recording's count is the driver's, as its own recorder
+ * writes it. STOP discards the buffers not collected yet: a stop takes every filled buffer
+ * first. A buffer flagged with a DMA error or cut short stops the recording with that error;
+ * what came before is kept. The FIFO level and high-water mark go to the live stats. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -38,6 +40,7 @@ struct fdsrc {
 	struct nvt_recorder *r;
 	const char *path;
 	int fd;
+	struct fdrec_info info;
 	struct nvt_ring_view v;
 	uint64_t taken;     /* buffers taken from the driver (ring chunk taken % nchunks) */
 	uint64_t given;     /* buffers handed to the driver */
@@ -46,6 +49,9 @@ struct fdsrc {
 	uint64_t beats;     /* beats delivered + dropped so far */
 	uint64_t max_beats; /* duration limit in beats (paced), UINT64_MAX = none */
 	uint64_t dropped;   /* beats reported as dropped */
+	uint64_t dev_drops; /* the driver's drop count when the last buffer taken whole completed */
+	uint64_t odd_jumps; /* jumps in seq the driver did not count as drops */
+	uint64_t rate_bps;  /* the rate the generator was programmed with, 0 = left as it was */
 };
 
 static int sys_err(struct nvt_err *err, int e, const char *what, const char *path)
@@ -90,18 +96,36 @@ static void drop(struct fdsrc *s, uint64_t n)
 	s->beats += n;
 }
 
-static uint64_t beat_seq(const uint8_t *p)
+/* the seq of a well-formed beat {seq, ~seq}; false for a beat that is not the pattern */
+static bool beat_seq(const uint8_t *p, uint64_t *seq)
 {
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
+	uint64_t w[2];
+	memcpy(w, p, sizeof(w));
+	*seq = w[0];
+	return w[1] == ~w[0];
 }
 
-/* one filled buffer: contiguous runs go to the ring, each jump in seq is a drop there */
+/* Before beat b: a jump in seq is a drop there when the driver counted that many beats lost
+ * in its FIFO by the time the buffer completed (avail); else it is not a FIFO drop (a beat
+ * repeated or lost after the FIFO) and stays in the data for verify to report. */
+static void resync(struct fdsrc *s, uint64_t seq, uint64_t *avail)
+{
+	if (seq > s->next_seq && seq - s->next_seq <= *avail) {
+		*avail -= seq - s->next_seq;
+		drop(s, seq - s->next_seq);
+	} else {
+		s->odd_jumps++;
+	}
+	s->next_seq = seq;
+}
+
+/* one filled buffer: runs that continue the sequence go to the ring, each jump is placed
+ * where it is, a drop when the driver's FIFO counter covers it; 0, 1 at a limit, -errno */
 static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *err)
 {
 	const uint8_t *p = s->v.mem + (size_t)f->index * s->v.chunk_bytes;
-	uint64_t n = f->bytes / FDREC_BEAT_BYTES, i = 0;
+	uint64_t n = f->bytes / FDREC_BEAT_BYTES, i = 0, seq;
+	uint64_t avail = f->drop_count > s->dropped ? f->drop_count - s->dropped : 0;
 	int rc = 0;
 
 	if (f->seq != s->fill_seq) {
@@ -129,24 +153,26 @@ static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *e
 		return -EPROTO;
 	}
 	while (i < n) {
-		uint64_t seq = beat_seq(p + i * FDREC_BEAT_BYTES), run = 1;
+		uint64_t run = 1;
 
-		if (seq > s->next_seq) /* beats the FIFO dropped */
-			drop(s, seq - s->next_seq);
-		/* the run of consecutive beats from here (a beat failing the pattern ends it and
-		 * is kept as data: verify reports it) */
-		while (i + run < n && beat_seq(p + (i + run) * FDREC_BEAT_BYTES) == seq + run)
+		if (beat_seq(p + i * FDREC_BEAT_BYTES, &seq) && seq != s->next_seq)
+			resync(s, seq, &avail);
+		/* the run from here: beats that continue the sequence, and beats that are not
+		 * the pattern at all (kept as data: verify reports them) */
+		while (i + run < n && (!beat_seq(p + (i + run) * FDREC_BEAT_BYTES, &seq) ||
+				       seq == s->next_seq + run))
 			run++;
 		if (s->max_beats != UINT64_MAX && s->beats + run > s->max_beats)
 			run = s->beats < s->max_beats ? s->max_beats - s->beats : 0;
 		if (!run || !put(s, p + i * FDREC_BEAT_BYTES, run, err, &rc))
 			return rc ? rc : 1;
 		s->beats += run;
-		s->next_seq = seq + run;
+		s->next_seq += run;
 		i += run;
-		if (s->max_beats != UINT64_MAX && s->beats >= s->max_beats)
+		if (s->max_beats != UINT64_MAX && s->beats >= s->max_beats && i < n)
 			return 1;
 	}
+	s->dev_drops = f->drop_count; /* the buffer is in the recording whole */
 	if (f->flags & FDREC_FILLED_ERROR) {
 		nvt_err_set(
 			err, EIO,
@@ -156,6 +182,17 @@ static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *e
 			s->path, f->index, (unsigned long long)f->seq);
 		return -EIO;
 	}
+	if (f->flags & FDREC_FILLED_SHORT) {
+		nvt_err_set(err, EPROTO,
+			    "fdrec %s: buffer %u holds %llu of %llu bytes: the packet ended early "
+			    "(PKT_LEN is not the buffer size: another program reprogrammed the "
+			    "device?); the recording stops here, the data before it is kept",
+			    s->path, f->index, (unsigned long long)f->bytes,
+			    (unsigned long long)s->v.chunk_bytes);
+		return -EPROTO;
+	}
+	if (s->max_beats != UINT64_MAX && s->beats >= s->max_beats)
+		return 1;
 	return 0;
 }
 
@@ -168,100 +205,279 @@ static void fifo_stats(struct fdsrc *s, const struct fdrec_stats *st)
 				 st->fifo_hwm, st->fifo_depth);
 }
 
+/* WAIT_FILLED once: 0 and f filled, -errno (a buffer with a DMA error comes with -EIO and f
+ * filled: *got says whether f holds a buffer) */
+static int wait_filled(struct fdsrc *s, struct fdrec_filled *f, bool *got)
+{
+	memset(f, 0, sizeof(*f));
+	f->timeout_ms = 0;
+	f->index = UINT32_MAX;
+	if (!ioctl(s->fd, FDREC_IOC_WAIT_FILLED, f)) {
+		*got = true;
+		return 0;
+	}
+	int e = errno;
+	*got = e == EIO && f->index != UINT32_MAX;
+	return -e;
+}
+
+/* every buffer the driver has filled so far, in fill order; 0 when none is left now, 1 at a
+ * limit, -errno */
+static int take_ready(struct fdsrc *s, struct nvt_err *err)
+{
+	for (;;) {
+		struct fdrec_filled f;
+		bool got;
+		int rc = wait_filled(s, &f, &got);
+
+		if (got) {
+			int t = take(s, &f, err);
+			if (t)
+				return t;
+			if (rc == -EIO) {
+				nvt_err_set(
+					err, EIO,
+					"fdrec %s: the driver reports a DMA error: the recording "
+					"stops here, the data before it is kept",
+					s->path);
+				return -EIO;
+			}
+			continue;
+		}
+		if (rc == -ETIMEDOUT || rc == -EINTR || rc == -ENODATA)
+			return 0;
+		if (rc == -EIO) {
+			nvt_err_set(err, EIO,
+				    "fdrec %s: the driver reports a DMA error: the recording stops "
+				    "here, the data before it is kept; check the design's DMA and "
+				    "reload the driver",
+				    s->path);
+			return -EIO;
+		}
+		return sys_err(err, -rc, "WAIT_FILLED failed", s->path);
+	}
+}
+
+/* the ring as the driver's buffers: 2 to max_bufs chunks, each a multiple of the driver's
+ * alignment up to its largest buffer, at an address on that alignment */
+static int check_ring(struct fdsrc *s, struct nvt_err *err)
+{
+	uint64_t align = s->info.buf_align ? s->info.buf_align : FDREC_BUF_ALIGN;
+	uint64_t max_size = s->info.max_buf_size ? s->info.max_buf_size : FDREC_MAX_BUF_SIZE;
+	unsigned max_bufs = s->info.max_bufs && s->info.max_bufs < FDREC_MAX_BUFS ? s->info.max_bufs
+										  : FDREC_MAX_BUFS;
+
+	if (max_size > FDREC_MAX_PKT_LEN * (uint64_t)FDREC_BEAT_BYTES)
+		max_size = FDREC_MAX_PKT_LEN * (uint64_t)FDREC_BEAT_BYTES;
+	if (s->v.nchunks < 2 || s->v.nchunks > max_bufs) {
+		nvt_err_param(err,
+			      "fdrec %s: the driver takes 2 to %u buffers, one per ring chunk: the "
+			      "ring has %u; give --chunks 2..%u",
+			      s->path, max_bufs, s->v.nchunks, max_bufs);
+		return -EINVAL;
+	}
+	if (s->v.chunk_bytes % align || s->v.chunk_bytes > max_size) {
+		nvt_err_param(
+			err,
+			"fdrec %s: the driver takes buffers of a multiple of %llu KiB up to "
+			"%llu MiB: the ring's chunk is %llu bytes; give --chunk as a multiple "
+			"of %lluK, at most %lluM",
+			s->path, (unsigned long long)(align >> 10),
+			(unsigned long long)(max_size >> 20), (unsigned long long)s->v.chunk_bytes,
+			(unsigned long long)(align >> 10), (unsigned long long)(max_size >> 20));
+		return -EINVAL;
+	}
+	if ((uintptr_t)s->v.mem % align) {
+		nvt_err_set(err, EINVAL,
+			    "fdrec %s: the ring is not on a %llu KiB boundary, which the driver "
+			    "needs for its DMA: it is in ordinary memory; reserve 2 MiB "
+			    "hugepages for it (echo N > /proc/sys/vm/nr_hugepages, N = %llu)",
+			    s->path, (unsigned long long)(align >> 10),
+			    (unsigned long long)((uint64_t)s->v.nchunks * s->v.chunk_bytes >> 21));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int register_ring(struct fdsrc *s, struct nvt_err *err)
+{
+	uint64_t *addrs = calloc(s->v.nchunks, sizeof(*addrs));
+	struct fdrec_bufs b = {
+		.buf_size = s->v.chunk_bytes, .count = s->v.nchunks, .flags = FDREC_DIR_RECORD};
+	int e = 0;
+
+	if (!addrs)
+		return sys_err(err, ENOMEM, "buffer table", s->path);
+	for (unsigned i = 0; i < s->v.nchunks; i++)
+		addrs[i] = (uint64_t)(uintptr_t)(s->v.mem + (size_t)i * s->v.chunk_bytes);
+	b.addrs = (uint64_t)(uintptr_t)addrs;
+	if (ioctl(s->fd, FDREC_IOC_REGISTER_BUFS, &b))
+		e = errno;
+	free(addrs);
+	if (!e)
+		return 0;
+	if (e == E2BIG)
+		nvt_err_set(err, e,
+			    "fdrec %s: the ring's %u chunks need more DMA descriptors than the "
+			    "channel has (511): it is in ordinary memory; reserve 2 MiB hugepages "
+			    "for it (/proc/sys/vm/nr_hugepages) or give fewer --chunks",
+			    s->path, s->v.nchunks);
+	else if (e == EBUSY)
+		nvt_err_set(err, e, "fdrec %s: REGISTER_BUFS refused: the device is running",
+			    s->path);
+	else
+		nvt_err_set(err, e,
+			    "fdrec %s: REGISTER_BUFS of %u x %llu bytes failed: %s (buffers not "
+			    "pinnable, or beyond the DMA's reach: see the kernel log)",
+			    s->path, s->v.nchunks, (unsigned long long)s->v.chunk_bytes,
+			    strerror(e));
+	return -e;
+}
+
+/* the generator at the asked rate; the rate it was programmed with is the recording's */
+static int set_rate(struct fdsrc *s, uint64_t asked, struct nvt_err *err)
+{
+	struct fdrec_rate rt = {.rate_bps = asked};
+
+	if (!asked)
+		return 0;
+	if (ioctl(s->fd, FDREC_IOC_SET_RATE, &rt))
+		return sys_err(err, errno, "the device refused the --rate (SET_RATE)", s->path);
+	if (!rt.rate_bps) {
+		nvt_err_param(err,
+			      "fdrec %s: the generator cannot run at %llu bytes/s (it was "
+			      "programmed with 0: source clock %llu Hz); give a higher --rate",
+			      s->path, (unsigned long long)asked,
+			      (unsigned long long)s->info.src_clk_hz);
+		return -EINVAL;
+	}
+	if (rt.rate_bps != asked)
+		nvt_recorder_say(s->r,
+				 "fdrec %s: the generator runs at %llu bytes/s, the nearest rate "
+				 "its source clock (%llu Hz) allows to the %llu asked for; the "
+				 "recording's rate is the one programmed",
+				 s->path, (unsigned long long)rt.rate_bps,
+				 (unsigned long long)s->info.src_clk_hz, (unsigned long long)asked);
+	s->rate_bps = rt.rate_bps;
+	return 0;
+}
+
+static int get_info(struct fdsrc *s, struct nvt_err *err)
+{
+	memset(&s->info, 0, sizeof(s->info));
+	if (ioctl(s->fd, FDREC_IOC_GET_INFO, &s->info))
+		return sys_err(err, errno, "GET_INFO failed (not an fdrec device?)", s->path);
+	if (s->info.api_version != FDREC_API_VERSION) {
+		nvt_err_set(err, EPROTONOSUPPORT,
+			    "fdrec %s: the driver speaks API version %u, nvtape speaks version %u "
+			    "(the FPGA Drive Recorder driver of docs/fdrec-abi.md): install that "
+			    "driver, or an nvtape built for API version %u",
+			    s->path, s->info.api_version, FDREC_API_VERSION, s->info.api_version);
+		return -EPROTONOSUPPORT;
+	}
+	if ((s->info.caps & (FDREC_CAP_S2MM | FDREC_CAP_TPG)) != (FDREC_CAP_S2MM | FDREC_CAP_TPG)) {
+		nvt_err_set(err, EOPNOTSUPP,
+			    "fdrec %s: the device cannot record its test pattern (capabilities "
+			    "0x%x: record (S2MM, 0x%x) and the generator (TPG, 0x%x) are needed)",
+			    s->path, s->info.caps, FDREC_CAP_S2MM, FDREC_CAP_TPG);
+		return -EOPNOTSUPP;
+	}
+	if (s->info.beat_bytes && s->info.beat_bytes != FDREC_BEAT_BYTES) {
+		nvt_err_set(err, EPROTO,
+			    "fdrec %s: the device's beat is %u bytes, nvtape records 16-byte beats",
+			    s->path, s->info.beat_bytes);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* give back, in ring order, the chunks the storage is done with */
+static int give_back(struct fdsrc *s, struct nvt_err *err)
+{
+	while (s->given < nvt_recorder_ring_released(s->r) + s->v.nchunks &&
+	       s->given < s->taken + s->v.nchunks) {
+		struct fdrec_release rel = {.index = (uint32_t)(s->given % s->v.nchunks)};
+		if (ioctl(s->fd, FDREC_IOC_RELEASE, &rel))
+			return sys_err(err, errno, "RELEASE failed", s->path);
+		s->given++;
+	}
+	return 0;
+}
+
 static int fdrec_loop(struct fdsrc *s, const struct nvt_source_args *a, struct nvt_err *err)
 {
-	struct fdrec_info info;
-	struct fdrec_bufs *bufs = NULL;
-	struct fdrec_start st = {.flags = FDREC_START_TPG, .first_seq = a->first_seq};
+	struct fdrec_start st = {.flags = FDREC_START_TPG};
 	struct fdrec_stats fin;
 	uint64_t next_stats = 0;
-	int rc = 0;
+	int rc;
 
-	if (ioctl(s->fd, FDREC_GET_INFO, &info))
-		return sys_err(err, errno, "GET_INFO failed (not an fdrec device?)", s->path);
-	if (info.api_version != FDREC_API_VERSION || !(info.caps & FDREC_CAP_S2MM) ||
-	    !(info.caps & FDREC_CAP_TPG)) {
-		nvt_err_set(err, ENODEV,
-			    "fdrec %s: driver API version %u, capabilities 0x%x: nvtape needs API "
-			    "version %u with record (S2MM) and the test pattern generator",
-			    s->path, info.api_version, info.caps, FDREC_API_VERSION);
-		return -ENODEV;
-	}
-	if (a->rate_bps && ioctl(s->fd, FDREC_SET_RATE, &a->rate_bps))
-		return sys_err(err, errno, "the device refused the --rate", s->path);
-	bufs = calloc(1, sizeof(*bufs));
-	if (!bufs)
-		return sys_err(err, ENOMEM, "buffer table", s->path);
-	bufs->count = s->v.nchunks;
-	bufs->buf_size = s->v.chunk_bytes;
-	bufs->flags = FDREC_DIR_RECORD;
-	for (unsigned i = 0; i < s->v.nchunks; i++)
-		bufs->addrs[i] = (uint64_t)(uintptr_t)(s->v.mem + (size_t)i * s->v.chunk_bytes);
-	if (ioctl(s->fd, FDREC_REGISTER_BUFS, bufs)) {
-		rc = sys_err(err, errno, "REGISTER_BUFS failed (buffers not pinnable?)", s->path);
-		free(bufs);
+	rc = get_info(s, err);
+	if (!rc)
+		rc = check_ring(s, err);
+	if (!rc)
+		rc = set_rate(s, a->rate_bps, err);
+	if (!rc)
+		rc = register_ring(s, err);
+	if (rc)
 		return rc;
-	}
-	free(bufs);
-	if (ioctl(s->fd, FDREC_START, &st))
+	if (s->rate_bps && a->duration_ns)
+		s->max_beats = (uint64_t)((unsigned __int128)s->rate_bps * a->duration_ns /
+					  1000000000ull / FDREC_BEAT_BYTES);
+	if (ioctl(s->fd, FDREC_IOC_START, &st))
 		return sys_err(err, errno, "START failed", s->path);
-	s->next_seq = a->first_seq;
+	if (st.pkt_len != s->v.chunk_bytes / FDREC_BEAT_BYTES) {
+		nvt_err_set(err, EPROTO,
+			    "fdrec %s: the driver set a packet of %u beats for buffers of %llu "
+			    "bytes (%llu beats): its buffers would not be filled whole",
+			    s->path, st.pkt_len, (unsigned long long)s->v.chunk_bytes,
+			    (unsigned long long)(s->v.chunk_bytes / FDREC_BEAT_BYTES));
+		ioctl(s->fd, FDREC_IOC_STOP, &fin);
+		return -EPROTO;
+	}
+	/* the generator's first beat, the time it started: the driver's, into the header */
+	s->next_seq = st.first_seq;
+	nvt_recorder_source_stamp(s->r, &(struct nvt_source_stamp){
+						.first_seq = st.first_seq,
+						.start_ns = st.start_time_ns,
+						.rate_bps = s->rate_bps,
+						.src_clk_hz = s->info.src_clk_hz,
+						.design_version = s->info.hw_version,
+					});
 	s->given = s->v.nchunks; /* START hands the driver every chunk, in ring order */
-	while (!rc) {
-		struct fdrec_filled f = {.timeout_ms = 0};
+	while (!rc && !nvt_recorder_stopping(s->r)) {
 		struct pollfd pfd = {.fd = s->fd, .events = POLLIN};
+		struct fdrec_stats now;
 
-		struct fdrec_stats st;
-
-		if (nvt_recorder_stopping(s->r))
-			break;
-		if (nvt_mono_ns() >= next_stats && !ioctl(s->fd, FDREC_GET_STATS, &st)) {
-			fifo_stats(s, &st);
+		if (nvt_mono_ns() >= next_stats && !ioctl(s->fd, FDREC_IOC_GET_STATS, &now)) {
+			fifo_stats(s, &now);
 			next_stats = nvt_mono_ns() + FDREC_STATS_NS;
 		}
 		if (poll(&pfd, 1, FDREC_WAIT_MS) < 0 && errno != EINTR) {
 			rc = sys_err(err, errno, "poll", s->path);
 			break;
 		}
-		/* every buffer filled so far, in fill order */
-		while (!rc && !ioctl(s->fd, FDREC_WAIT_FILLED, &f))
-			rc = take(s, &f, err);
-		/* the chunks the storage is done with go back to the driver, in ring order */
-		while (!rc && s->given < nvt_recorder_ring_released(s->r) + s->v.nchunks &&
-		       s->given < s->taken + s->v.nchunks) {
-			uint32_t idx = (uint32_t)(s->given % s->v.nchunks);
-			if (ioctl(s->fd, FDREC_RELEASE, &idx)) {
-				rc = sys_err(err, errno, "RELEASE failed", s->path);
-				break;
-			}
-			s->given++;
-		}
-		if (rc)
-			break;
-		if (errno == EIO) {
-			nvt_err_set(err, EIO,
-				    "fdrec %s: the driver reports a DMA error: the recording stops "
-				    "here, the data before it is kept",
-				    s->path);
-			rc = -EIO;
-		} else if (errno != ETIMEDOUT && errno != EINTR && errno != ENODATA) {
-			rc = sys_err(err, errno, "WAIT_FILLED failed", s->path);
-		}
+		rc = take_ready(s, err);
+		if (!rc)
+			rc = give_back(s, err);
 	}
-	if (ioctl(s->fd, FDREC_STOP, &fin) == 0 && rc >= 0) {
-		/* the driver has stopped; every buffer it filled before, and the one it was
-		 * filling, is taken (take() ends at a size or duration limit); the beats its FIFO
-		 * dropped after the last one recorded are drops at the end, so the recording's
-		 * count is the driver's drop_count */
-		struct fdrec_filled f = {.timeout_ms = 0};
+	/* STOP discards the buffers not yet collected: every one filled by now is taken first
+	 * (take() ends at a size or duration limit) */
+	if (rc == 0)
+		rc = take_ready(s, err);
+	if (ioctl(s->fd, FDREC_IOC_STOP, &fin) == 0)
 		fifo_stats(s, &fin);
-		while (rc == 0 && !ioctl(s->fd, FDREC_WAIT_FILLED, &f))
-			rc = take(s, &f, err);
-		if (rc >= 0 && fin.drop_count > s->dropped) {
-			nvt_recorder_drop(s->r, fin.drop_count - s->dropped);
-			s->dropped = fin.drop_count;
-		}
+	if (rc >= 0 && s->dev_drops > s->dropped) {
+		/* the driver counted more beats lost by the end of the last buffer recorded whole
+		 * than its gaps show: lost after its last beat (the recording's count is the
+		 * driver's, as its own recorder writes it) */
+		nvt_recorder_drop(s->r, s->dev_drops - s->dropped);
+		s->dropped = s->dev_drops;
 	}
+	if (rc >= 0 && s->odd_jumps)
+		nvt_recorder_say(s->r,
+				 "fdrec %s: %llu jumps in the beats' sequence were not drops the "
+				 "device counted: they stay in the data (verify reports them)",
+				 s->path, (unsigned long long)s->odd_jumps);
 	return rc;
 }
 
@@ -279,19 +495,19 @@ static char *meta_add(char *meta, const char *key, const char *value)
 }
 
 /* The device's description for the recording's metadata: its source clock, FIFO depth,
- * interface and design versions (sysfs "version", the design's VERSION register). */
+ * interface version and design version (the VERSION register, major.minor), from GET_INFO. */
 static char *fdrec_describe(const struct nvt_source_args *a, const char *meta)
 {
 	const char *path = *a->arg ? a->arg : FDREC_DEFAULT_DEV;
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	struct fdrec_info info;
-	char v[64], sys[160];
+	char v[64];
 	char *m;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return NULL; /* run() says why */
-	if (ioctl(fd, FDREC_GET_INFO, &info)) {
+	memset(&info, 0, sizeof(info));
+	if (ioctl(fd, FDREC_IOC_GET_INFO, &info) || info.api_version != FDREC_API_VERSION) {
 		close(fd);
 		return NULL;
 	}
@@ -304,17 +520,32 @@ static char *fdrec_describe(const struct nvt_source_args *a, const char *meta)
 	m = meta_add(m, "fdrec:fifo_depth_beats", v);
 	snprintf(v, sizeof(v), "%u", info.api_version);
 	m = meta_add(m, "fdrec:api_version", v);
-	snprintf(sys, sizeof(sys), "/sys/class/misc/%s/version", base);
-	FILE *f = fopen(sys, "re");
-	if (f) {
-		if (fgets(v, sizeof(v), f)) {
-			v[strcspn(v, "\r\n")] = 0;
-			if (*v)
-				m = meta_add(m, "fdrec:design_version", v);
-		}
-		fclose(f);
-	}
+	snprintf(v, sizeof(v), "%u.%u", info.hw_version >> 16, info.hw_version & 0xffffu);
+	m = meta_add(m, "fdrec:design_version", v);
 	return m;
+}
+
+/* what can be refused before the device is opened: a ring no fdrec driver takes (the
+ * driver's own limits, from GET_INFO, are checked again once it is open) */
+static int fdrec_check(const struct nvt_source_args *a, struct nvt_err *err)
+{
+	if (a->chunk_bytes &&
+	    (a->chunk_bytes % FDREC_BUF_ALIGN || a->chunk_bytes > FDREC_MAX_BUF_SIZE)) {
+		nvt_err_param(err,
+			      "--source fdrec: the driver's buffers are a multiple of 2 MiB up to "
+			      "62 MiB, one per ring chunk: --chunk %llu is not; give e.g. --chunk "
+			      "8M",
+			      (unsigned long long)a->chunk_bytes);
+		return -EINVAL;
+	}
+	if (a->chunks && (a->chunks < 2 || a->chunks > FDREC_MAX_BUFS)) {
+		nvt_err_param(err,
+			      "--source fdrec: the driver takes 2 to %u buffers, one per ring "
+			      "chunk: --chunks %u is not; give --chunks 2..%u",
+			      FDREC_MAX_BUFS, a->chunks, FDREC_MAX_BUFS);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int fdrec_run(struct nvt_recorder *r, const struct nvt_source_args *a,
@@ -325,23 +556,10 @@ static int fdrec_run(struct nvt_recorder *r, const struct nvt_source_args *a,
 	int rc;
 
 	(void)rep;
-	if (a->rate_bps && a->duration_ns)
-		s.max_beats = (uint64_t)((unsigned __int128)a->rate_bps * a->duration_ns /
-					 1000000000ull / FDREC_BEAT_BYTES);
 	s.fd = nvt_fdrec_open(s.path, err);
 	if (s.fd < 0)
 		return s.fd;
 	nvt_recorder_ring_view(r, &s.v);
-	if (s.v.nchunks < 2 || s.v.nchunks > FDREC_MAX_BUFS || s.v.chunk_bytes > (62ull << 20)) {
-		nvt_err_set(
-			err, EINVAL,
-			"fdrec %s: the driver takes 2 to %u buffers of at most 62 MiB: the ring "
-			"has %u chunks of %llu bytes (give --chunks 2..%u and --chunk <= 62M)",
-			s.path, FDREC_MAX_BUFS, s.v.nchunks, (unsigned long long)s.v.chunk_bytes,
-			FDREC_MAX_BUFS);
-		close(s.fd);
-		return -EINVAL;
-	}
 	rc = fdrec_loop(&s, a, err);
 	close(s.fd); /* the driver stops and unpins on close */
 	if (rc == 1)
@@ -358,6 +576,7 @@ const struct nvt_source_ops nvt_source_fdrec = {
 	.kind = NVT_SRC_FDREC,
 	.unit_bytes = FDREC_BEAT_BYTES,
 	.caps = NVT_SOURCE_NEVER_STALLS | NVT_SOURCE_PACED | NVT_SOURCE_PATTERN,
+	.check = fdrec_check,
 	.run = fdrec_run,
 	.describe = fdrec_describe,
 };
