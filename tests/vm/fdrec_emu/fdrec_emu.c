@@ -134,7 +134,8 @@ static struct fdrec {
 /* bytes/s for a Q1.31 increment per source clock, as the driver converts it back */
 static u64 inc_to_rate(u64 inc)
 {
-	return mul_u64_u64_div_u64(min(inc, RATE_ONE), (u64)src_clk_hz * FDREC_BEAT_BYTES, RATE_ONE);
+	return mul_u64_u64_div_u64(min(inc, RATE_ONE), (u64)src_clk_hz * FDREC_BEAT_BYTES,
+				   RATE_ONE);
 }
 
 static u64 rate_to_inc(u64 rate)
@@ -292,10 +293,11 @@ static void dma_fail(void)
 	S.dma_error = true;
 	S.dma_halted = true;
 	if (S.q_n)
-		complete_head(S.cur_off, FDREC_FILLED_ERROR |
-						 (S.dir == FDREC_DIR_RECORD && S.cur_off < S.buf_size
-							  ? FDREC_FILLED_SHORT
-							  : 0));
+		complete_head(S.cur_off,
+			      FDREC_FILLED_ERROR |
+				      (S.dir == FDREC_DIR_RECORD && S.cur_off < S.buf_size
+					       ? FDREC_FILLED_SHORT
+					       : 0));
 	wake_up_all(&S.wq);
 }
 
@@ -405,7 +407,8 @@ static int fdrec_thread(void *arg)
 {
 	while (!kthread_should_stop()) {
 		wait_event_interruptible(S.kwq, READ_ONCE(S.running) || READ_ONCE(S.tpg_enable) ||
-							READ_ONCE(S.chk_enable) || kthread_should_stop());
+							READ_ONCE(S.chk_enable) ||
+							kthread_should_stop());
 		if (kthread_should_stop())
 			break;
 		mutex_lock(&S.lock);
@@ -736,8 +739,8 @@ static int wait_ready(u32 dir, s32 timeout_ms, struct ebuf **out, u32 *index)
 		mutex_unlock(&S.lock);
 		if (!tmo)
 			return -ETIMEDOUT;
-		tmo = wait_event_interruptible_timeout(S.wq, READ_ONCE(S.rdy_n) || !READ_ONCE(S.running),
-						       tmo);
+		tmo = wait_event_interruptible_timeout(
+			S.wq, READ_ONCE(S.rdy_n) || !READ_ONCE(S.running), tmo);
 		if (tmo < 0)
 			return -EINTR;
 		if (!tmo && !READ_ONCE(S.rdy_n))
@@ -1281,8 +1284,8 @@ static ssize_t inject_dma_error_show(struct device *d, struct device_attribute *
 	return sysfs_emit(buf, "%u\n", READ_ONCE(S.inject_dma));
 }
 
-static ssize_t inject_dma_error_store(struct device *d, struct device_attribute *a,
-				      const char *buf, size_t n)
+static ssize_t inject_dma_error_store(struct device *d, struct device_attribute *a, const char *buf,
+				      size_t n)
 {
 	bool v;
 	int rc = kstrtobool(buf, &v);
