@@ -340,8 +340,8 @@ static void record(int fd)
 
 	/* drops: the FIFO loses 1000 beats; the buffers show them as one skip, the driver counts
 	 * them in every later WAIT_FILLED */
-	rt.rate_bps = 20000000;
-	call(fd, FDREC_IOC_SET_RATE, &rt, "SET_RATE 20 MB/s");
+	rt.rate_bps = 4000000;
+	call(fd, FDREC_IOC_SET_RATE, &rt, "SET_RATE 4 MB/s");
 	sysfs_put("inject_drops", "1000");
 	bad = skipped = 0;
 	next = 0;
@@ -384,8 +384,8 @@ static void record(int fd)
 	      rc ? strerror(errno) : "a buffer");
 	if (!rc)
 		release(fd, f.index);
-	rt.rate_bps = 20000000;
-	call(fd, FDREC_IOC_SET_RATE, &rt, "SET_RATE 20 MB/s");
+	rt.rate_bps = 4000000;
+	call(fd, FDREC_IOC_SET_RATE, &rt, "SET_RATE 4 MB/s");
 	rc = wait_buf(fd, &f, 5000); /* held across STOP */
 	check(!rc, "WAIT_FILLED after the rate is back", "%s", strerror(errno));
 	msleep(300); /* more buffers fill, not collected */
@@ -654,7 +654,8 @@ int main(int argc, char **argv)
 		return 1;
 	play(fd);
 	close(fd);
-	check(sysfs_u64("chk_beats") == 2 * BSZ / 16 - sysfs_u64("egr_discard"),
+	check(sysfs_u64("chk_beats") == sysfs_u64("egr_beats_in") - sysfs_u64("egr_fifo_level") &&
+		      sysfs_u64("egr_discard") > 0,
 	      "close after a playback leaves the sink's counters", "chk_beats %llu",
 	      sysfs_u64("chk_beats"));
 	printf("%s: %d failed\n", fails ? "FAIL" : "PASS", fails);

@@ -104,7 +104,7 @@ static struct fdrec {
 	u64 buf_size;
 	u32 dir;
 	/* session */
-	bool running, accepting, started_tpg, started_chk, dma_error, dma_halted;
+	bool running, accepting, started_tpg, started_chk, chk_pending, dma_error, dma_halted;
 	u32 q[FDREC_MAX_BUFS], q_h, q_n; /* the DMA queue: the first DMA_DEPTH are in the DMA */
 	u32 rdy[FDREC_MAX_BUFS], rdy_h, rdy_n;
 	u64 cur_off; /* bytes of q's head filled (record) or read (play) */
@@ -209,10 +209,10 @@ static void generate(void)
 	}
 }
 
-/* the generator's time base starts again (enable, rate change) */
+/* the generator's time base starts again (enable, rate change: the caller generated up to now
+ * under the old settings) */
 static void gen_rebase(void)
 {
-	generate();
 	S.gen_t0 = ktime_get_ns();
 	S.gen_done = 0;
 }
@@ -319,6 +319,8 @@ static void packetize(void)
 /* the MM2S: submitted beats into the egress FIFO while it has room */
 static void mm2s(void)
 {
+	if (S.dir != FDREC_DIR_PLAY || !S.running)
+		return;
 	while (!S.dma_halted && S.q_n && S.egr_level < egr_depth) {
 		struct ebuf *b = &S.buf[S.q[S.q_h]];
 		u64 left = (b->len - S.cur_off) / FDREC_BEAT_BYTES;
@@ -677,8 +679,10 @@ static void stop_record(struct fdrec_stats *st)
 			   S.cur_off / FDREC_BEAT_BYTES;
 
 		if (S.tpg_enable) {
-			/* Guess: the full-rate generator fills them without a drop (the FIFO is
-			 * drained at the DMA's rate, far above the emulated rates) */
+			/* the driver runs a generator START enabled at full rate for the drain.
+			 * Guess: so does the emulation for one enabled by hand (sysfs tpg_enable),
+			 * and the drain drops no beat (the DMA empties the FIFO far faster than the
+			 * emulated rates fill it) */
 			u64 k = min_t(u64, S.fifo_level, need);
 
 			fifo_pop(NULL, k);
@@ -839,6 +843,7 @@ static int play_start(struct fdrec_play_start __user *ua)
 	if (S.dir != FDREC_DIR_PLAY)
 		return -EINVAL;
 	S.started_chk = a.flags & FDREC_PLAY_CHECK;
+	S.chk_pending = S.started_chk;
 	if (S.started_chk) {
 		generate();
 		soft_reset(); /* the checker reset too, ENABLE = 0 until the first submit */
@@ -878,8 +883,10 @@ static int play_submit(struct fdrec_play_submit __user *ua)
 		return -EIO;
 	/* the driver enables the checker PLAY_START reset once the egress FIFO has primed; the
 	 * emulated MM2S has filled it at once */
-	if (S.started_chk && !S.chk_enable && !S.chk_seen && !S.chk_beats)
+	if (S.chk_pending) {
+		S.chk_pending = false;
 		chk_set_enable(true);
+	}
 	return 0;
 }
 
@@ -919,6 +926,7 @@ static void play_stop(struct fdrec_play_stats *st)
 	}
 	tick();
 	S.accepting = false;
+	S.chk_pending = false;
 	n = S.dma_halted ? 0 : bufs_in_dma();
 	for (i = 0; i < n; i++) {
 		struct ebuf *b = &S.buf[S.q[(S.q_h + i) % FDREC_MAX_BUFS]];
