@@ -21,12 +21,16 @@
  * max_sg_len bytes): 4 KiB pages that happen not to be contiguous are refused with -E2BIG as on
  * the hardware, so applications must use hugepages (the guest suite reserves them).
  *
- * sysfs (/sys/class/misc/fdrec0/): the driver's attributes (rate_bps, tpg_enable, drop_count,
- * overflow, beats_in, beats_out, fifo_hwm, fifo_depth, seq_next, src_clk_hz, dp_clk_hz, version,
- * chk_enable, chk_rate_bps, chk_*, egr_*), and three test hooks the driver does not have:
- * inject_dma_error (write 1: the buffer the DMA is filling or reading completes with a DMA error
- * and the channel halts), inject_drops (write N: the next N beats the generator offers are
- * dropped at the ingest FIFO, as an overflow would) and fifo_level (the ingest FIFO's level).
+ * WAIT_FILLED's drop_count is, as in the driver, the FIFO's cumulative drop counter when the
+ * buffer completed: it may already count beats dropped after the buffer's last beat.
+ *
+ * sysfs (/sys/class/misc/fdrec0/): all of the driver's attributes, which it too puts on the
+ * misc device (rate_bps, tpg_enable, drop_count, overflow, beats_in, beats_out, fifo_hwm,
+ * fifo_depth, seq_next, src_clk_hz, dp_clk_hz, version, chk_enable, chk_rate_bps, chk_*, egr_*),
+ * and four the driver does not have: the test hooks inject_dma_error (write 1: the buffer the
+ * DMA is filling or reading completes with a DMA error and the channel halts) and inject_drops
+ * (write N: the next N beats the generator offers are dropped at the ingest FIFO, as an
+ * overflow would), and the views fifo_level (ingest FIFO) and dma_errors.
  * Module parameters: the driver's stop_drain_ms, and fifo_depth / egr_depth / src_clk_hz /
  * rate_bps for the emulated design.
  */
@@ -341,6 +345,8 @@ static void check_beat(u64 s, u64 c)
 	S.chk_beats++;
 	S.chk_underflows += S.chk_pending_uf; /* the sink went without data, and more came */
 	S.chk_pending_uf = 0;
+	/* Guess: a corrupt beat counts as an error, advances the expected sequence by one and is
+	 * not the "last good beat" */
 	if (c != ~s) {
 		S.chk_errors++;
 		S.chk_expect++;
@@ -881,8 +887,8 @@ static int play_submit(struct fdrec_play_submit __user *ua)
 	mm2s();
 	if (S.dma_error)
 		return -EIO;
-	/* the driver enables the checker PLAY_START reset once the egress FIFO has primed; the
-	 * emulated MM2S has filled it at once */
+	/* the driver enables the checker PLAY_START reset once the egress FIFO has primed (31/32
+	 * full or the whole first buffer); the emulated MM2S fills it at once */
 	if (S.chk_pending) {
 		S.chk_pending = false;
 		chk_set_enable(true);

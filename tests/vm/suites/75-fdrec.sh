@@ -60,7 +60,7 @@ fdrec_stripe_nvme() {
 	nvtape info --json $D0 $D1 >/tmp/i.json || return 1
 	echo "NVT-INFO fdrec-meta: $(grep -o '"fdrec:[a-z_]*":"[^"]*"' /tmp/i.json | tr '\n' ' ')"
 	grep -q "\"fdrec:src_clk_hz\":\"$(cat $SYS/src_clk_hz)\"" /tmp/i.json &&
-		grep -Eq '"fdrec:design_version":"(1\.1|65537)"' /tmp/i.json &&
+		grep -q "\"fdrec:design_version\":\"$(cat $SYS/version)\"" /tmp/i.json &&
 		grep -q '"fdrec:fifo_depth_beats":"65536"' /tmp/i.json &&
 		grep -q '"fdrec:device":"/dev/fdrec0"' /tmp/i.json
 }
