@@ -34,10 +34,10 @@ fdrec_clean() { # fdrec_clean RATE_BYTES
 		{ cat /tmp/r.out; return 1; }
 	b=$(field bytes </tmp/r.out)
 	echo "NVT-INFO fdrec-clean-$1: $b bytes, drops $(field drops </tmp/r.out), FIFO high-water $(field src_fifo_hwm </tmp/r.out) of $(field src_fifo_depth </tmp/r.out) beats"
-	# whole 2 MiB buffers (STOP discards a partial one), at most what the generator made
-	[ "$b" -gt 0 ] && [ $((b % 2097152)) = 0 ] && [ "$b" -le $(($1 * 2 + 2097152)) ] &&
-		[ "$(field drops </tmp/r.out)" = 0 ] && [ "$(field src_fifo_depth </tmp/r.out)" = 65536 ] ||
-		return 1
+	# 2 s of whole beats at the rate the driver programmed (rounded down from the one asked)
+	want=$(($(cat $SYS/rate_bps) * 2 / 16 * 16))
+	[ "$b" = "$want" ] && [ "$(field drops </tmp/r.out)" = 0 ] &&
+		[ "$(field src_fifo_depth </tmp/r.out)" = 65536 ] || { echo "want $want bytes"; return 1; }
 	# the generator started at 0 (the header's first_seq): verify checks every beat from it
 	nvtape verify -q $D0 >/tmp/v.out || { cat /tmp/v.out; return 1; }
 	[ "$(field beats </tmp/v.out)" = $((b / 16)) ] && [ "$(field gaps </tmp/v.out)" = 0 ]
@@ -54,7 +54,7 @@ fdrec_stripe_nvme() {
 		b=$(field bytes </tmp/r.out)
 		nvtape verify -q --engine $eng $D0 $D1 >/tmp/v.out || { cat /tmp/v.out; return 1; }
 		echo "NVT-INFO fdrec-stripe ($eng engine): $b bytes over 2 drives, verify: $(field beats </tmp/v.out) beats, $(field gaps </tmp/v.out) gaps"
-		[ "$b" -ge 4194304 ] && [ $((b % 2097152)) = 0 ] && [ "$(field beats </tmp/v.out)" = $((b / 16)) ] &&
+		[ "$b" = $(($(cat $SYS/rate_bps) * 2 / 16 * 16)) ] && [ "$(field beats </tmp/v.out)" = $((b / 16)) ] &&
 			[ "$(field gaps </tmp/v.out)" = 0 ] || return 1
 	done
 	nvtape info --json $D0 $D1 >/tmp/i.json || return 1
