@@ -4,7 +4,7 @@
  * opener, GET_INFO's fields, the calls before any registration, REGISTER_BUFS' limits, START's
  * first_seq 0 and counter reset, WAIT_FILLED / RELEASE / poll() / STOP, injected drops and DMA
  * errors, SET_RATE's rounding, the play side with its checker, and the counters a close resets.
- * It needs the emulation's test hooks (sysfs inject_drops, inject_dma_error) and 8 free 2 MB
+ * It needs the emulation's test hooks (sysfs inject_drops, inject_dma_error) and 4 free 2 MB
  * hugepages. Prints one line per step ("ok ..." or "FAIL ..."); exit 0 only if all passed.
  * Usage: fdrec_ioctl [DEVICE [SYSFS_DIR]]   (defaults /dev/fdrec0, /sys/class/misc/fdrec0) */
 #define _GNU_SOURCE
@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,6 @@ static __u64 addrs[FDREC_MAX_BUFS];
 static void check(int ok, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-#include <stdarg.h>
 static void check(int ok, const char *what, const char *fmt, ...)
 {
 	va_list ap;
