@@ -13,22 +13,23 @@ secs=${2:-4}
 shift 2
 rates=${*:-50000000 200000000 500000000}
 SYS=/sys/class/misc/fdrec0
+echo 96 >/proc/sys/vm/nr_hugepages # the driver takes 2 MB-aligned, contiguous buffers
 insmod /modules/fdrec_emu.ko fifo_depth=262144 || exit 1
 for i in $(seq 50); do [ -c /dev/fdrec0 ] && break; sleep 0.1; done
 val() { sed -n "s/^RESULT.* $1=\([^ ]*\).*/\1/p" | tail -n 1; }
 ceiling() { # ceiling RATE ROUND
-	fdrec_ceiling "$secs" 1048576 32 >/tmp/c.out || { cat /tmp/c.out; return 1; }
+	fdrec_ceiling "$secs" 2097152 16 >/tmp/c.out || { cat /tmp/c.out; return 1; }
 	echo "NVT-BENCH ceiling $1 $2 $(val mbps </tmp/c.out) $(val drops </tmp/c.out) $(val cpu_s </tmp/c.out) $(val cpu_s </tmp/c.out) $(val bytes </tmp/c.out)"
 }
 rec() { # rec NAME RATE ROUND ARGS...
 	name=$1 rate=$2 r=$3
 	shift 3
-	nvtape record -q --force --source fdrec --duration "$secs" --chunk 1M --chunks 32 "$@" >/tmp/r.out 2>/tmp/r.err
+	nvtape record -q --force --source fdrec --duration "$secs" --chunk 2M --chunks 16 "$@" >/tmp/r.out 2>/tmp/r.err
 	rc=$?
 	[ $rc -le 2 ] || { cat /tmp/r.err; return 1; }
 	echo "NVT-BENCH $name $rate $r $(val mbps </tmp/r.out) $(val drops </tmp/r.out) $(val proc_cpu_s </tmp/r.out) $(val io_cpu_s </tmp/r.out) $(val bytes </tmp/r.out)"
 }
-echo "NVT-INFO bench/fdrec: $rounds rounds of $secs s at rates $rates B/s, 32 buffers of 1 MiB, FIFO 262144 beats (4 MiB)"
+echo "NVT-INFO bench/fdrec: $rounds rounds of $secs s at rates $rates B/s, 16 buffers of 2 MiB, FIFO 262144 beats (4 MiB)"
 for r in $(seq $rounds); do
 	for rate in $rates; do
 		echo "$rate" >$SYS/rate_bps
@@ -44,3 +45,4 @@ for r in $(seq $rounds); do
 	done
 done
 rmmod fdrec_emu
+echo 0 >/proc/sys/vm/nr_hugepages

@@ -1,14 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fdrec_emu: an emulation of the FPGA Drive Recorder's driver for nvtape's guest tests. It
- * registers /dev/fdrec0 (misc device, one opener) with the driver's ioctl interface
- * (fdrec_uapi.h): the application's own buffers are pinned and filled by a kernel thread with
- * the {seq, ~seq} 16-byte test pattern at a programmed rate, behind a bounded FIFO of beats
- * that overflows, counting every dropped beat, when the application does not hand buffers
- * back in time (as the hardware does). A play side checks submitted buffers against the
- * pattern at a programmed sink rate and counts underflows. Without registered buffers, read()
- * delivers the same stream (the read() mode of a DMA character device). sysfs counters under
- * /sys/class/misc/fdrec0/; writing 1 to inject_dma_error sets the DMA error flag.
+ * fdrec_emu: an emulation of the FPGA Drive Recorder's kernel driver (fdrec, FDREC_API_VERSION 1,
+ * fdrec_core register map 1.1) for nvtape's guest tests. It registers /dev/fdrec0, a misc device
+ * with one opener, and implements the driver's ioctl interface (fdrec_uapi.h, the driver's own
+ * layout) with the semantics its docs/source/driver.md documents, on an emulated fabric:
+ *
+ * - record: a test pattern generator ({seq, ~seq} 16-byte beats at TPG_RATE_INC's rate) feeds an
+ *   ingest FIFO that drops (and counts) beats when full; the packetizer drains it into the
+ *   registered buffers in queue order, one buffer per packet, when the DMA owns one. A kernel
+ *   thread advances the fabric about once a millisecond.
+ * - play: the MM2S "DMA" copies submitted buffers into an egress FIFO of egr_depth beats; the
+ *   checker takes beats out at CHK_RATE_INC's rate and counts errors, gaps, gap beats and
+ *   underflows.
+ *
+ * Every check and error code follows the driver (sw/fdrec-driver/fdrec.c of the same repository,
+ * read for behaviour the docs leave open). What the emulation had to guess is marked "Guess:".
+ *
+ * Buffers: as the driver, 2 MB aligned user addresses, sizes a multiple of 2 MB up to 62 MB, and
+ * all buffers together at most 511 DMA descriptors (one per physically contiguous run of up to
+ * max_sg_len bytes): 4 KiB pages that happen not to be contiguous are refused with -E2BIG as on
+ * the hardware, so applications must use hugepages (the guest suite reserves them).
+ *
+ * WAIT_FILLED's drop_count is, as in the driver, the FIFO's cumulative drop counter when the
+ * buffer completed: it may already count beats dropped after the buffer's last beat.
+ *
+ * sysfs (/sys/class/misc/fdrec0/): all of the driver's attributes, which it too puts on the
+ * misc device (rate_bps, tpg_enable, drop_count, overflow, beats_in, beats_out, fifo_hwm,
+ * fifo_depth, seq_next, src_clk_hz, dp_clk_hz, version, chk_enable, chk_rate_bps, chk_*, egr_*),
+ * and four the driver does not have: the test hooks inject_dma_error (write 1: the buffer the
+ * DMA is filling or reading completes with a DMA error and the channel halts) and inject_drops
+ * (write N: the next N beats the generator offers are dropped at the ingest FIFO, as an
+ * overflow would), and the views fifo_level (ingest FIFO) and dma_errors.
+ * Module parameters: the driver's stop_drain_ms, and fifo_depth / egr_depth / src_clk_hz /
+ * rate_bps for the emulated design.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -26,30 +50,45 @@
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/device.h>
+#include <linux/string.h>
 
 #include "fdrec_uapi.h"
 
 static unsigned int fifo_depth = 4096;
 module_param(fifo_depth, uint, 0444);
-MODULE_PARM_DESC(fifo_depth, "ingress FIFO depth in beats (default 4096)");
+MODULE_PARM_DESC(fifo_depth, "ingest FIFO depth in beats (default 4096)");
+static unsigned int egr_depth = 4096;
+module_param(egr_depth, uint, 0444);
+MODULE_PARM_DESC(egr_depth, "egress FIFO depth in beats (default 4096)");
+static unsigned int src_clk_hz = 200000000;
+module_param(src_clk_hz, uint, 0444);
+MODULE_PARM_DESC(src_clk_hz, "source clock in Hz (default 200 MHz)");
 static unsigned long rate_bps = 10000000;
 module_param(rate_bps, ulong, 0444);
-MODULE_PARM_DESC(rate_bps, "initial generator rate in bytes/s (default 10 MB/s)");
+MODULE_PARM_DESC(rate_bps, "TPG rate programmed at load, bytes/s (default 10 MB/s)");
+static unsigned int stop_drain_ms = 5000;
+module_param(stop_drain_ms, uint, 0644);
+MODULE_PARM_DESC(stop_drain_ms, "STOP: max time to let queued buffers fill before the DMA is "
+				"terminated (ms)");
 
-#define SRC_CLK_HZ   200000000ull
+#define HW_VERSION   0x00010001u /* fdrec_core 1.1: checker and egress FIFO */
+#define DP_CLK_HZ    250000000u  /* Guess: the reference design's datapath clock */
+#define MAX_SG_LEN   67108863u   /* 2^26 - 1: the reference design's AXI DMA (probe log) */
+#define XDMA_NUM_BDS 512
+#define DMA_DEPTH    2 /* buffers in the DMA: one being filled, one pending */
+#define RATE_FRAC    31
+#define RATE_ONE     (1ull << RATE_FRAC)
 #define MAX_RUNS     512
-#define MAX_BUF_SIZE (62ull << 20)
-#define READ_BOUNCE  (64u << 10)
 
-enum bstate { B_NONE, B_DMA, B_READY, B_USER };
-enum mode { M_IDLE, M_RECORD, M_READ, M_PLAY };
+enum bstate { B_FREE, B_QUEUED, B_READY, B_USER };
 
 struct ebuf {
 	struct page **pages;
 	unsigned long npages;
 	void *va;
 	enum bstate st;
-	u64 bytes, seq, drops, first_beat;
+	u64 len; /* play: bytes submitted */
+	u64 bytes, seq, drop_count;
 	u32 flags;
 };
 
@@ -59,52 +98,67 @@ struct run {
 
 static struct fdrec {
 	struct mutex lock;
-	wait_queue_head_t wq;  /* user side: filled/done buffers, read data, stop */
-	wait_queue_head_t kwq; /* the thread: something to do */
+	wait_queue_head_t wq;  /* WAIT_FILLED, PLAY_WAIT_DONE, poll, STOP's drain */
+	wait_queue_head_t kwq; /* the fabric thread */
 	struct task_struct *thr;
-	bool open;
-	enum mode mode;
-	bool running, stopped, dma_error;
-	u32 dir;
-	/* buffers */
-	struct ebuf buf[FDREC_MAX_BUFS];
+	bool in_use;
+	/* the registered set */
+	struct ebuf *buf;
 	u32 nbufs;
 	u64 buf_size;
-	u32 dmaq[FDREC_MAX_BUFS], dmaq_h, dmaq_n; /* free buffers in release order */
-	u32 rdyq[FDREC_MAX_BUFS], rdyq_h, rdyq_n; /* filled/done buffers in order */
-	int cur;
-	u64 cur_off;
-	/* generator and FIFO */
-	u64 rate, t0, beats_gen, drop_count, beats_in, beats_out, bufs_filled, bytes_filled;
-	u64 fill_seq, seq_base;
-	u32 fifo_level, fifo_hwm, overflow, dma_errors;
+	u32 dir;
+	/* session */
+	bool running, accepting, started_tpg, started_chk, chk_pending, dma_error, dma_halted;
+	u32 q[FDREC_MAX_BUFS], q_h, q_n; /* the DMA queue: the first DMA_DEPTH are in the DMA */
+	u32 rdy[FDREC_MAX_BUFS], rdy_h, rdy_n;
+	u64 cur_off; /* bytes of q's head filled (record) or read (play) */
+	u64 fill_seq, bytes_filled;
+	u32 dma_errors;
+	/* fabric registers */
+	u64 rate_inc, chk_rate_inc;
+	bool tpg_enable, pkt_enable, chk_enable;
+	u64 tpg_seq, drop_count, beats_in, beats_out;
+	u32 fifo_level, fifo_hwm, overflow;
+	u64 gen_t0, gen_done; /* beats the generator offered since gen_t0 */
 	struct run runs[MAX_RUNS];
 	u32 runs_h, runs_n;
-	bool inject;
-	/* play */
-	u64 sink_rate, p_t0, p_credit_used, chk_beats, chk_errors, chk_gaps, chk_gap_beats;
-	u64 chk_underflows, chk_pending_uf, chk_expect, chk_last_seq, egr_beats_in;
-	bool chk_enable, chk_seen;
-	u64 play_seq, done_seq;
-	u32 pq[FDREC_MAX_BUFS], pq_h, pq_n; /* submitted, in order */
-	u64 p_off;
-	u64 pbytes[FDREC_MAX_BUFS];
-	u8 *bounce;
+	u64 inject_drops;
+	bool inject_dma;
+	/* checker and egress FIFO */
+	u64 *egr; /* egr_depth beats, two u64 each */
+	u32 egr_h, egr_level;
+	u64 egr_beats_in, egr_discard;
+	u64 chk_beats, chk_errors, chk_gaps, chk_gap_beats, chk_underflows, chk_last_seq;
+	u64 chk_expect, chk_pending_uf, sink_t0, sink_done;
+	bool chk_seen;
 } S;
 
-static u64 now_ns(void)
+/* ---- the fabric ---- */
+
+/* bytes/s for a Q1.31 increment per source clock, as the driver converts it back */
+static u64 inc_to_rate(u64 inc)
 {
-	return ktime_get_ns();
+	return mul_u64_u64_div_u64(min(inc, RATE_ONE), (u64)src_clk_hz * FDREC_BEAT_BYTES,
+				   RATE_ONE);
 }
 
-/* ---- record generator ---- */
+static u64 rate_to_inc(u64 rate)
+{
+	u64 max = (u64)src_clk_hz * FDREC_BEAT_BYTES;
+
+	return min(mul_u64_u64_div_u64(min(rate, max), RATE_ONE, max), RATE_ONE);
+}
+
+/* beats a rate increment yields between t0 and now */
+static u64 beats_since(u64 inc, u64 t0)
+{
+	return mul_u64_u64_div_u64(inc * src_clk_hz, ktime_get_ns() - t0, RATE_ONE * NSEC_PER_SEC);
+}
 
 static void fifo_push(u64 seq, u64 n)
 {
 	struct run *t;
 
-	if (!n)
-		return;
 	if (S.runs_n) {
 		t = &S.runs[(S.runs_h + S.runs_n - 1) % MAX_RUNS];
 		if (t->seq + t->n == seq) {
@@ -112,16 +166,59 @@ static void fifo_push(u64 seq, u64 n)
 			return;
 		}
 	}
-	if (S.runs_n == MAX_RUNS) { /* cannot describe more gaps: drop these beats too */
-		S.drop_count += n;
-		S.fifo_level -= n;
-		S.beats_in -= n;
-		return;
-	}
 	t = &S.runs[(S.runs_h + S.runs_n) % MAX_RUNS];
 	t->seq = seq;
 	t->n = n;
 	S.runs_n++;
+}
+
+/* the generator offers n beats to the ingest FIFO */
+static void offer(u64 n)
+{
+	while (n) {
+		u64 space = fifo_depth - S.fifo_level, k;
+
+		if (S.inject_drops || !space || S.runs_n == MAX_RUNS) {
+			/* dropped: injected, the FIFO full, or (never at these rates) more gaps in
+			 * the FIFO than the emulation describes */
+			k = S.inject_drops ? min(n, S.inject_drops) : n;
+			if (S.inject_drops)
+				S.inject_drops -= k;
+			else if (space)
+				k = min(n, space);
+			S.drop_count += k;
+			S.overflow = 1;
+		} else {
+			k = min(n, space);
+			fifo_push(S.tpg_seq, k);
+			S.fifo_level += k;
+			S.fifo_hwm = max(S.fifo_hwm, S.fifo_level);
+		}
+		S.beats_in += k;
+		S.tpg_seq += k;
+		n -= k;
+	}
+}
+
+static void generate(void)
+{
+	u64 due;
+
+	if (!S.tpg_enable || !S.rate_inc)
+		return;
+	due = beats_since(S.rate_inc, S.gen_t0);
+	if (due > S.gen_done) {
+		offer(due - S.gen_done);
+		S.gen_done = due;
+	}
+}
+
+/* the generator's time base starts again (enable, rate change: the caller generated up to now
+ * under the old settings) */
+static void gen_rebase(void)
+{
+	S.gen_t0 = ktime_get_ns();
+	S.gen_done = 0;
 }
 
 static void fill_pattern(u64 *p, u64 seq, u64 n)
@@ -134,8 +231,7 @@ static void fill_pattern(u64 *p, u64 seq, u64 n)
 	}
 }
 
-/* take up to max beats off the FIFO into dst (pattern); returns beats and first seq */
-static u64 fifo_pop(u64 *dst, u64 max, u64 *first)
+static u64 fifo_pop(u64 *dst, u64 max)
 {
 	u64 done = 0;
 
@@ -143,9 +239,8 @@ static u64 fifo_pop(u64 *dst, u64 max, u64 *first)
 		struct run *h = &S.runs[S.runs_h];
 		u64 k = min(h->n, max - done);
 
-		if (!done && first)
-			*first = h->seq;
-		fill_pattern(dst + 2 * done, h->seq, k);
+		if (dst)
+			fill_pattern(dst + 2 * done, h->seq, k);
 		h->seq += k;
 		h->n -= k;
 		done += k;
@@ -155,177 +250,221 @@ static u64 fifo_pop(u64 *dst, u64 max, u64 *first)
 		}
 	}
 	S.fifo_level -= done;
-	S.beats_out += done;
 	return done;
 }
 
-static void generate(void)
+static void q_push(u32 idx)
 {
-	u64 due = mul_u64_u64_div_u64(S.rate, now_ns() - S.t0, FDREC_BEAT_BYTES * NSEC_PER_SEC);
-	u64 n, acc, space;
-
-	if (due <= S.beats_gen)
-		return;
-	n = due - S.beats_gen;
-	space = fifo_depth - S.fifo_level;
-	acc = min(n, space);
-	S.fifo_level += acc;
-	S.beats_in += acc;
-	fifo_push(S.seq_base + S.beats_gen, acc);
-	if (acc < n) {
-		S.drop_count += n - acc;
-		S.overflow = 1;
-	}
-	S.beats_gen = due;
-	if (S.fifo_level > S.fifo_hwm)
-		S.fifo_hwm = S.fifo_level;
+	S.buf[idx].st = B_QUEUED;
+	S.q[(S.q_h + S.q_n) % FDREC_MAX_BUFS] = idx;
+	S.q_n++;
 }
 
-static void complete_cur(u32 flags)
+static u32 q_pop(void)
 {
-	struct ebuf *b = &S.buf[S.cur];
+	u32 idx = S.q[S.q_h];
 
-	b->bytes = S.cur_off;
-	b->seq = S.fill_seq++;
-	/* every beat before the buffer's last one is either in a buffer or dropped */
-	b->drops = S.drop_count;
-	if (S.runs_n)
-		b->drops = S.runs[S.runs_h].seq - S.seq_base - S.beats_out;
+	S.q_h = (S.q_h + 1) % FDREC_MAX_BUFS;
+	S.q_n--;
+	S.cur_off = 0;
+	return idx;
+}
+
+/* the DMA completes q's head: ready for WAIT_FILLED / PLAY_WAIT_DONE */
+static void complete_head(u64 bytes, u32 flags)
+{
+	u32 idx = q_pop();
+	struct ebuf *b = &S.buf[idx];
+
+	b->bytes = bytes;
 	b->flags = flags;
+	b->drop_count = S.dir == FDREC_DIR_RECORD ? S.drop_count : 0;
+	b->seq = S.fill_seq++;
+	S.bytes_filled += bytes;
 	b->st = B_READY;
-	S.rdyq[(S.rdyq_h + S.rdyq_n) % FDREC_MAX_BUFS] = S.cur;
-	S.rdyq_n++;
-	S.bufs_filled++;
-	S.bytes_filled += S.cur_off;
-	S.cur = -1;
-	wake_up_interruptible(&S.wq);
+	S.rdy[(S.rdy_h + S.rdy_n) % FDREC_MAX_BUFS] = idx;
+	S.rdy_n++;
+	wake_up_all(&S.wq);
 }
 
-static void drain_to_bufs(void)
+/* the DMA reports an error on the buffer at q's head and the channel halts. Guess: the driver
+ * documents only the flag and -EIO; the emulation hands over what the buffer holds (record) or
+ * what the DMA read (play) and completes nothing after it. */
+static void dma_fail(void)
 {
-	while (S.fifo_level) {
-		u64 room, got, first = 0;
-		struct ebuf *b;
+	S.inject_dma = false;
+	S.dma_errors++;
+	S.dma_error = true;
+	S.dma_halted = true;
+	if (S.q_n)
+		complete_head(S.cur_off,
+			      FDREC_FILLED_ERROR |
+				      (S.dir == FDREC_DIR_RECORD && S.cur_off < S.buf_size
+					       ? FDREC_FILLED_SHORT
+					       : 0));
+	wake_up_all(&S.wq);
+}
 
-		if (S.cur < 0) {
-			if (!S.dmaq_n)
-				return;
-			S.cur = S.dmaq[S.dmaq_h];
-			S.dmaq_h = (S.dmaq_h + 1) % FDREC_MAX_BUFS;
-			S.dmaq_n--;
-			S.cur_off = 0;
-		}
-		b = &S.buf[S.cur];
-		room = (S.buf_size - S.cur_off) / FDREC_BEAT_BYTES;
-		got = fifo_pop((u64 *)((u8 *)b->va + S.cur_off), room, &first);
-		if (!S.cur_off)
-			b->first_beat = first;
+/* the packetizer moves FIFO beats into the buffers the DMA owns */
+static void packetize(void)
+{
+	while (S.pkt_enable && !S.dma_halted && S.fifo_level && S.q_n && S.accepting) {
+		struct ebuf *b = &S.buf[S.q[S.q_h]];
+		u64 got = fifo_pop((u64 *)((u8 *)b->va + S.cur_off),
+				   (S.buf_size - S.cur_off) / FDREC_BEAT_BYTES);
+
+		S.beats_out += got;
 		S.cur_off += got * FDREC_BEAT_BYTES;
 		if (S.cur_off == S.buf_size)
-			complete_cur(0);
+			complete_head(S.buf_size, 0);
 	}
 }
 
-/* ---- play checker ---- */
-
-static void check_beats(const u64 *p, u64 n)
+/* the MM2S: submitted beats into the egress FIFO while it has room */
+static void mm2s(void)
 {
-	u64 i;
-
-	for (i = 0; i < n; i++) {
-		u64 s = le64_to_cpu(p[2 * i]), c = le64_to_cpu(p[2 * i + 1]);
-
-		S.chk_beats++;
-		if (c != ~s) {
-			S.chk_errors++;
-			S.chk_expect++;
-			continue;
-		}
-		if (S.chk_seen && s != S.chk_expect) {
-			S.chk_gaps++;
-			if (s > S.chk_expect)
-				S.chk_gap_beats += s - S.chk_expect;
-		}
-		S.chk_seen = true;
-		S.chk_expect = s + 1;
-		S.chk_last_seq = s;
-	}
-}
-
-static void play_tick(void)
-{
-	u64 due = mul_u64_u64_div_u64(S.sink_rate, now_ns() - S.p_t0,
-				      FDREC_BEAT_BYTES * NSEC_PER_SEC);
-	u64 want;
-
-	if (due <= S.p_credit_used)
+	if (S.dir != FDREC_DIR_PLAY || !S.running)
 		return;
-	want = due - S.p_credit_used;
-	S.p_credit_used = due;
-	while (want && S.pq_n) {
-		u32 idx = S.pq[S.pq_h];
-		struct ebuf *b = &S.buf[idx];
-		u64 left = (S.pbytes[idx] - S.p_off) / FDREC_BEAT_BYTES;
-		u64 k = min(left, want);
+	while (!S.dma_halted && S.q_n && S.egr_level < egr_depth) {
+		struct ebuf *b = &S.buf[S.q[S.q_h]];
+		u64 left = (b->len - S.cur_off) / FDREC_BEAT_BYTES;
+		u32 tail = (S.egr_h + S.egr_level) % egr_depth;
+		u64 k = min3(left, (u64)(egr_depth - S.egr_level), (u64)(egr_depth - tail));
 
-		if (S.chk_enable)
-			check_beats((const u64 *)((const u8 *)b->va + S.p_off), k);
+		memcpy(S.egr + 2 * tail, (u8 *)b->va + S.cur_off, k * FDREC_BEAT_BYTES);
+		S.egr_level += k;
 		S.egr_beats_in += k;
-		S.p_off += k * FDREC_BEAT_BYTES;
-		want -= k;
-		if (S.p_off == S.pbytes[idx]) {
-			b->bytes = S.pbytes[idx];
-			b->seq = S.done_seq++;
-			b->flags = 0;
-			b->st = B_READY;
-			S.pq_h = (S.pq_h + 1) % FDREC_MAX_BUFS;
-			S.pq_n--;
-			S.p_off = 0;
-			S.rdyq[(S.rdyq_h + S.rdyq_n) % FDREC_MAX_BUFS] = idx;
-			S.rdyq_n++;
-			wake_up_interruptible(&S.wq);
+		S.cur_off += k * FDREC_BEAT_BYTES;
+		if (S.cur_off == b->len)
+			complete_head(b->len, 0);
+	}
+}
+
+static void check_beat(u64 s, u64 c)
+{
+	S.chk_beats++;
+	S.chk_underflows += S.chk_pending_uf; /* the sink went without data, and more came */
+	S.chk_pending_uf = 0;
+	/* Guess: a corrupt beat counts as an error, advances the expected sequence by one and is
+	 * not the "last good beat" */
+	if (c != ~s) {
+		S.chk_errors++;
+		S.chk_expect++;
+		return;
+	}
+	/* the first beat after a reset sets the expected sequence */
+	if (S.chk_seen && s != S.chk_expect) {
+		if (s > S.chk_expect) {
+			S.chk_gaps++;
+			S.chk_gap_beats += s - S.chk_expect;
+		} else {
+			S.chk_errors++; /* backwards (sysfs chk_errors: "going backwards") */
 		}
 	}
-	/* the sink was ready and had nothing: counted once more data follows (ticks after the
-	 * last beat are not underflows) */
+	S.chk_seen = true;
+	S.chk_expect = s + 1;
+	S.chk_last_seq = s;
+}
+
+/* the checker takes beats at its rate while enabled (disabled, it holds TREADY low) */
+static void sink(void)
+{
+	u64 due, want;
+
+	if (!S.chk_enable)
+		return;
+	due = beats_since(S.chk_rate_inc, S.sink_t0);
+	if (due <= S.sink_done)
+		return;
+	want = due - S.sink_done;
+	S.sink_done = due;
+	while (want) {
+		if (!S.egr_level)
+			mm2s();
+		if (!S.egr_level)
+			break;
+		check_beat(le64_to_cpu(S.egr[2 * S.egr_h]), le64_to_cpu(S.egr[2 * S.egr_h + 1]));
+		S.egr_h = (S.egr_h + 1) % egr_depth;
+		S.egr_level--;
+		want--;
+	}
+	/* ticks without data count once more data follows */
 	if (want && S.chk_seen)
 		S.chk_pending_uf += want;
+	mm2s();
+}
+
+static void tick(void)
+{
+	if (S.inject_dma && S.running && S.q_n && !S.dma_halted)
+		dma_fail();
+	generate();
+	if (S.running && S.dir == FDREC_DIR_RECORD)
+		packetize();
+	if (S.dir == FDREC_DIR_PLAY && S.running)
+		mm2s();
+	sink();
+}
+
+static bool fabric_busy(void)
+{
+	return S.running || (S.tpg_enable && S.rate_inc) || S.chk_enable;
 }
 
 static int fdrec_thread(void *arg)
 {
 	while (!kthread_should_stop()) {
-		wait_event_interruptible(S.kwq, S.running || kthread_should_stop());
+		wait_event_interruptible(S.kwq, READ_ONCE(S.running) || READ_ONCE(S.tpg_enable) ||
+							READ_ONCE(S.chk_enable) ||
+							kthread_should_stop());
 		if (kthread_should_stop())
 			break;
 		mutex_lock(&S.lock);
-		if (S.running && S.inject && S.mode == M_RECORD) {
-			S.inject = false;
-			S.dma_error = true;
-			S.dma_errors++;
-			S.running = false;
-			S.stopped = true;
-			if (S.cur >= 0)
-				complete_cur(FDREC_FILLED_ERROR);
-			wake_up_interruptible(&S.wq);
-		} else if (S.running && (S.mode == M_RECORD || S.mode == M_READ)) {
-			generate();
-			if (S.mode == M_RECORD)
-				drain_to_bufs();
-			else if (S.fifo_level)
-				wake_up_interruptible(&S.wq);
-		} else if (S.running && S.mode == M_PLAY) {
-			play_tick();
-		}
+		if (fabric_busy())
+			tick();
 		mutex_unlock(&S.lock);
 		usleep_range(500, 1000);
 	}
 	return 0;
 }
 
+/* GLOBAL_CTRL.SOFT_RST: FIFOs flushed, every counter cleared, packetizer, TPG and checker off.
+ * The rate registers are kept. Guess: the sticky overflow and the high-water mark are counters
+ * here (the docs: "counters cleared"). */
+static void soft_reset(void)
+{
+	S.tpg_enable = S.pkt_enable = S.chk_enable = false;
+	S.tpg_seq = S.drop_count = S.beats_in = S.beats_out = 0;
+	S.fifo_level = S.fifo_hwm = S.overflow = 0;
+	S.runs_h = S.runs_n = 0;
+	S.egr_h = S.egr_level = 0;
+	S.egr_beats_in = S.egr_discard = 0;
+	S.chk_beats = S.chk_errors = S.chk_gaps = S.chk_gap_beats = S.chk_underflows = 0;
+	S.chk_last_seq = S.chk_expect = S.chk_pending_uf = 0;
+	S.chk_seen = false;
+}
+
+/* CHK_CTRL.RESET: counters cleared, expected sequence := the next first beat */
+static void chk_reset(void)
+{
+	S.chk_beats = S.chk_errors = S.chk_gaps = S.chk_gap_beats = S.chk_underflows = 0;
+	S.chk_last_seq = S.chk_expect = S.chk_pending_uf = 0;
+	S.chk_seen = false;
+}
+
+static void chk_set_enable(bool on)
+{
+	if (on && !S.chk_enable) {
+		S.sink_t0 = ktime_get_ns();
+		S.sink_done = 0;
+	}
+	S.chk_enable = on;
+	wake_up_interruptible(&S.kwq);
+}
+
 /* ---- buffers ---- */
 
-static void unregister_bufs(void)
+static void free_bufs(void)
 {
 	u32 i;
 
@@ -334,92 +473,117 @@ static void unregister_bufs(void)
 
 		if (b->va)
 			vunmap(b->va);
-		if (b->pages) {
-			unpin_user_pages(b->pages, b->npages);
-			kvfree(b->pages);
-		}
-		memset(b, 0, sizeof(*b));
+		if (b->npages)
+			unpin_user_pages_dirty_lock(b->pages, b->npages, S.dir == FDREC_DIR_RECORD);
+		kvfree(b->pages);
 	}
+	kfree(S.buf);
+	S.buf = NULL;
 	S.nbufs = 0;
-	S.dmaq_n = S.rdyq_n = S.pq_n = 0;
-	S.cur = -1;
+	S.buf_size = 0;
+	S.q_n = S.rdy_n = 0;
+}
+
+/* DMA descriptors a buffer needs: one per physically contiguous run, split at max_sg_len */
+static u32 buf_bds(const struct ebuf *b)
+{
+	u64 run = PAGE_SIZE;
+	u32 n = 0;
+	unsigned long i;
+
+	for (i = 1; i <= b->npages; i++) {
+		if (i < b->npages && page_to_pfn(b->pages[i]) == page_to_pfn(b->pages[i - 1]) + 1) {
+			run += PAGE_SIZE;
+			continue;
+		}
+		n += DIV_ROUND_UP(run, MAX_SG_LEN);
+		run = PAGE_SIZE;
+	}
+	return n;
+}
+
+static int pin_buf(struct ebuf *b, u64 uaddr)
+{
+	unsigned long n = S.buf_size >> PAGE_SHIFT;
+	long got;
+
+	b->pages = kvcalloc(n, sizeof(*b->pages), GFP_KERNEL);
+	if (!b->pages)
+		return -ENOMEM;
+	while (b->npages < n) {
+		got = pin_user_pages_fast(uaddr + (b->npages << PAGE_SHIFT),
+					  min_t(unsigned long, n - b->npages, INT_MAX),
+					  FOLL_WRITE | FOLL_LONGTERM, b->pages + b->npages);
+		if (got <= 0)
+			return got ? got : -EFAULT;
+		b->npages += got;
+	}
+	b->va = vmap(b->pages, n, VM_MAP, PAGE_KERNEL);
+	return b->va ? 0 : -ENOMEM;
 }
 
 static int register_bufs(struct fdrec_bufs __user *ua)
 {
-	struct fdrec_bufs *a;
-	u32 i;
+	struct fdrec_bufs a;
+	u64 *addrs;
+	u32 i, bds = 0;
 	int rc = 0;
 
-	if (S.running || S.nbufs)
+	if (copy_from_user(&a, ua, sizeof(a)))
+		return -EFAULT;
+	if (a.flags & ~FDREC_BUFS_DIR_MASK)
+		return -EINVAL;
+	if (S.running)
 		return -EBUSY;
-	a = memdup_user(ua, sizeof(*a));
-	if (IS_ERR(a))
-		return PTR_ERR(a);
-	if (a->count < 2 || a->count > FDREC_MAX_BUFS || !a->buf_size ||
-	    a->buf_size > MAX_BUF_SIZE || a->buf_size % PAGE_SIZE || a->flags > FDREC_DIR_PLAY) {
-		rc = -EINVAL;
+	if (S.dir == FDREC_DIR_RECORD)
+		for (i = 0; i < S.nbufs; i++)
+			if (S.buf[i].st == B_USER)
+				return -EBUSY; /* maybe still in an O_DIRECT write */
+	/* as the driver: the old set goes first, also when the new one is refused */
+	free_bufs();
+	if (!a.count)
+		return 0;
+	S.dir = a.flags & FDREC_BUFS_DIR_MASK;
+	if (a.count > FDREC_MAX_BUFS || a.count < 2)
+		return -EINVAL;
+	if (!a.buf_size || a.buf_size % FDREC_BUF_ALIGN || a.buf_size > FDREC_MAX_BUF_SIZE ||
+	    a.buf_size / FDREC_BEAT_BYTES > FDREC_MAX_PKT_LEN)
+		return -EINVAL;
+	addrs = memdup_user(u64_to_user_ptr(a.addrs), a.count * sizeof(u64));
+	if (IS_ERR(addrs))
+		return PTR_ERR(addrs);
+	S.buf = kcalloc(a.count, sizeof(*S.buf), GFP_KERNEL);
+	if (!S.buf) {
+		rc = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < a->count; i++) {
+	S.buf_size = a.buf_size;
+	for (i = 0; i < a.count; i++) {
 		struct ebuf *b = &S.buf[i];
-		unsigned long n = a->buf_size >> PAGE_SHIFT;
-		long got;
 
-		if (a->addrs[i] % PAGE_SIZE) {
+		if (addrs[i] % FDREC_BUF_ALIGN) {
 			rc = -EINVAL;
 			break;
 		}
-		b->pages = kvcalloc(n, sizeof(*b->pages), GFP_KERNEL);
-		if (!b->pages) {
-			rc = -ENOMEM;
-			break;
-		}
 		S.nbufs = i + 1;
-		got = pin_user_pages_fast(
-			a->addrs[i], n,
-			FOLL_LONGTERM | (a->flags == FDREC_DIR_RECORD ? FOLL_WRITE : 0), b->pages);
-		if (got > 0)
-			b->npages = got;
-		if (got != n) {
-			rc = got < 0 ? got : -EFAULT;
+		rc = pin_buf(b, addrs[i]);
+		if (rc)
 			break;
-		}
-		b->va = vmap(b->pages, n, VM_MAP, PAGE_KERNEL);
-		if (!b->va) {
-			rc = -ENOMEM;
-			break;
-		}
-		b->st = B_USER;
+		bds += buf_bds(b);
 	}
-	if (rc) {
-		unregister_bufs();
-		goto out;
+	if (!rc && bds >= XDMA_NUM_BDS) {
+		pr_err("fdrec_emu: %u buffers need %u DMA BDs, the channel has %u\n", a.count, bds,
+		       XDMA_NUM_BDS);
+		rc = -E2BIG;
 	}
-	S.buf_size = a->buf_size;
-	S.dir = a->flags;
+	if (rc)
+		free_bufs();
 out:
-	kfree(a);
+	kfree(addrs);
 	return rc;
 }
 
-static void reset_counters(void)
-{
-	S.beats_gen = S.drop_count = S.beats_in = S.beats_out = 0;
-	S.bufs_filled = S.bytes_filled = S.fill_seq = 0;
-	S.fifo_level = S.fifo_hwm = S.overflow = 0;
-	S.runs_h = S.runs_n = 0;
-	S.seq_base = 0;
-	S.dma_error = false;
-}
-
-static void reset_checker(void)
-{
-	S.chk_beats = S.chk_errors = S.chk_gaps = S.chk_gap_beats = 0;
-	S.chk_underflows = S.chk_pending_uf = S.chk_expect = S.chk_last_seq = 0;
-	S.egr_beats_in = 0;
-	S.chk_seen = false;
-}
+/* ---- record ---- */
 
 static void fill_stats(struct fdrec_stats *st)
 {
@@ -429,16 +593,16 @@ static void fill_stats(struct fdrec_stats *st)
 	st->drop_count = S.drop_count;
 	st->beats_in = S.beats_in;
 	st->beats_out = S.beats_out;
-	st->seq_next = S.seq_base + S.beats_gen;
+	st->seq_next = S.tpg_seq;
 	st->fifo_hwm = S.fifo_hwm;
 	st->fifo_depth = fifo_depth;
 	st->overflow = S.overflow;
 	st->running = S.running;
-	st->bufs_filled = S.bufs_filled;
+	st->bufs_filled = S.fill_seq;
 	st->bytes_filled = S.bytes_filled;
 	st->dma_errors = S.dma_errors;
 	for (i = 0; i < S.nbufs; i++) {
-		if (S.buf[i].st == B_DMA)
+		if (S.buf[i].st == B_QUEUED)
 			st->bufs_dma++;
 		else if (S.buf[i].st == B_READY)
 			st->bufs_ready++;
@@ -447,306 +611,451 @@ static void fill_stats(struct fdrec_stats *st)
 	}
 }
 
-static void fill_play_stats(struct fdrec_play_stats *st)
+static void session_reset(void)
 {
-	memset(st, 0, sizeof(*st));
-	st->beats = S.chk_beats;
-	st->errors = S.chk_errors;
-	st->gaps = S.chk_gaps;
-	st->gap_beats = S.chk_gap_beats;
-	st->underflows = S.chk_underflows;
-	st->last_seq = S.chk_last_seq;
-	st->rate_bps = S.sink_rate;
-	st->enabled = S.chk_enable;
-	st->egr_beats_in = S.egr_beats_in;
-	st->egr_depth = fifo_depth;
-}
-
-static void stop_all(void)
-{
-	S.running = false;
-	S.stopped = true;
-	wake_up_interruptible(&S.wq);
+	S.q_h = S.q_n = S.rdy_h = S.rdy_n = 0;
+	S.cur_off = 0;
+	S.fill_seq = S.bytes_filled = 0;
+	S.dma_errors = 0;
+	S.dma_error = S.dma_halted = false;
 }
 
 static int start_record(struct fdrec_start __user *ua)
 {
-	struct fdrec_start st;
+	struct fdrec_start a;
+	bool tpg_was_on = S.tpg_enable;
 	u32 i;
 
-	if (copy_from_user(&st, ua, sizeof(st)))
+	if (copy_from_user(&a, ua, sizeof(a)))
 		return -EFAULT;
-	if (!S.nbufs || S.dir != FDREC_DIR_RECORD || S.running)
+	if (a.flags & ~FDREC_START_TPG)
 		return -EINVAL;
-	reset_counters();
-	/* the hardware's generator starts at 0; the emulation takes the application's first
-	 * seq (nvtape stamps every run with its own) */
-	S.seq_base = st.first_seq;
-	S.dmaq_h = S.rdyq_h = S.dmaq_n = S.rdyq_n = 0;
-	S.cur = -1;
-	/* every buffer not held by the application goes to the DMA */
-	for (i = 0; i < S.nbufs; i++) {
-		S.buf[i].st = B_DMA;
-		S.dmaq[S.dmaq_n++] = i;
-	}
-	S.mode = M_RECORD;
-	S.stopped = false;
-	S.t0 = now_ns();
+	if (S.running)
+		return -EBUSY;
+	if (S.nbufs < 2)
+		return -ENOBUFS;
+	if (S.dir != FDREC_DIR_RECORD)
+		return -EINVAL;
+	for (i = 0; i < S.nbufs; i++)
+		if (S.buf[i].st != B_FREE)
+			return -EBUSY;
+	generate();
+	soft_reset();
+	session_reset();
+	for (i = 0; i < S.nbufs; i++)
+		q_push(i);
+	S.accepting = true;
 	S.running = true;
-	st.pkt_len = S.buf_size / FDREC_BEAT_BYTES;
-	st.start_time_ns = ktime_get_real_ns();
+	S.pkt_enable = true;
+	a.start_time_ns = ktime_get_real_ns();
+	a.first_seq = 0; /* SOFT_RST cleared the sequence: the first beat recorded is 0 */
+	S.started_tpg = a.flags & FDREC_START_TPG;
+	if (S.started_tpg || tpg_was_on) {
+		S.tpg_enable = true;
+		gen_rebase();
+	}
+	a.pkt_len = S.buf_size / FDREC_BEAT_BYTES;
+	memset(a.reserved, 0, sizeof(a.reserved));
 	wake_up_interruptible(&S.kwq);
-	return copy_to_user(ua, &st, sizeof(st)) ? -EFAULT : 0;
+	return copy_to_user(ua, &a, sizeof(a)) ? -EFAULT : 0;
 }
 
-static bool have_ready(void)
+static u32 bufs_in_dma(void)
 {
-	return S.rdyq_n || S.stopped;
+	return min_t(u32, S.q_n, DMA_DEPTH);
 }
 
-static int wait_ready(u32 timeout_ms)
+/* STOP: the buffers the DMA owns (at most two) fill up before the channel stops, the generator
+ * at full rate meanwhile; their data and everything queued or not collected is discarded. */
+static void stop_record(struct fdrec_stats *st)
 {
-	long t;
+	u32 i;
 
-	if (!timeout_ms)
-		return 0;
-	mutex_unlock(&S.lock);
-	t = wait_event_interruptible_timeout(S.wq, READ_ONCE(S.rdyq_n) || READ_ONCE(S.stopped),
-					     msecs_to_jiffies(timeout_ms));
-	mutex_lock(&S.lock);
-	return t < 0 ? -EINTR : 0;
+	if (!S.running) {
+		if (st)
+			fill_stats(st);
+		return;
+	}
+	tick();
+	if (st)
+		fill_stats(st);
+	S.accepting = false;
+	if (!S.dma_halted && bufs_in_dma()) {
+		u64 need = (u64)bufs_in_dma() * S.buf_size / FDREC_BEAT_BYTES -
+			   S.cur_off / FDREC_BEAT_BYTES;
+
+		if (S.tpg_enable) {
+			/* the driver runs a generator START enabled at full rate for the drain.
+			 * Guess: so does the emulation for one enabled by hand (sysfs tpg_enable),
+			 * and the drain drops no beat (the DMA empties the FIFO far faster than the
+			 * emulated rates fill it) */
+			u64 k = min_t(u64, S.fifo_level, need);
+
+			fifo_pop(NULL, k);
+			S.tpg_seq += need - k;
+			S.beats_in += need - k;
+			S.beats_out += need;
+			S.fill_seq += bufs_in_dma();
+			S.bytes_filled += (u64)bufs_in_dma() * S.buf_size;
+		} else {
+			/* no source: the driver waits stop_drain_ms, then terminates anyway */
+			mutex_unlock(&S.lock);
+			msleep_interruptible(stop_drain_ms);
+			mutex_lock(&S.lock);
+			pr_info("fdrec_emu: STOP: source stalled, the DMA still owns buffers after "
+				"%u ms\n",
+				stop_drain_ms);
+		}
+	}
+	S.pkt_enable = false;
+	if (S.started_tpg)
+		S.tpg_enable = false;
+	S.started_tpg = false;
+	S.running = false;
+	for (i = 0; i < S.nbufs; i++)
+		if (S.buf[i].st == B_QUEUED || S.buf[i].st == B_READY)
+			S.buf[i].st = B_FREE;
+	S.q_n = S.rdy_n = 0;
+	S.cur_off = 0;
+	if (st)
+		st->running = 0;
+	wake_up_all(&S.wq);
 }
 
-/* WAIT_FILLED (record) and PLAY_WAIT_DONE (play, a struct of its own) */
-static int wait_filled(void __user *ua, bool play)
+/* WAIT_FILLED and PLAY_WAIT_DONE: the next buffer of the ready list, in completion order */
+static int wait_ready(u32 dir, s32 timeout_ms, struct ebuf **out, u32 *index)
 {
-	struct fdrec_filled f;
-	struct fdrec_play_done d;
+	long tmo = timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT : msecs_to_jiffies(timeout_ms);
+
+	for (;;) {
+		if (mutex_lock_interruptible(&S.lock))
+			return -EINTR;
+		if (S.dir != dir) {
+			mutex_unlock(&S.lock);
+			return -EINVAL;
+		}
+		if (S.rdy_n) {
+			*index = S.rdy[S.rdy_h];
+			S.rdy_h = (S.rdy_h + 1) % FDREC_MAX_BUFS;
+			S.rdy_n--;
+			*out = &S.buf[*index];
+			(*out)->st = B_USER;
+			return 0; /* locked */
+		}
+		if (!S.running) {
+			mutex_unlock(&S.lock);
+			return -ENODATA;
+		}
+		mutex_unlock(&S.lock);
+		if (!tmo)
+			return -ETIMEDOUT;
+		tmo = wait_event_interruptible_timeout(
+			S.wq, READ_ONCE(S.rdy_n) || !READ_ONCE(S.running), tmo);
+		if (tmo < 0)
+			return -EINTR;
+		if (!tmo && !READ_ONCE(S.rdy_n))
+			return -ETIMEDOUT;
+	}
+}
+
+static int wait_filled(struct fdrec_filled __user *ua)
+{
+	struct fdrec_filled a;
 	struct ebuf *b;
-	u32 idx;
 	int rc;
 
-	if (play) {
-		if (copy_from_user(&d, ua, sizeof(d)))
-			return -EFAULT;
-		f.timeout_ms = d.timeout_ms;
-	} else if (copy_from_user(&f, ua, sizeof(f))) {
+	if (copy_from_user(&a, ua, sizeof(a)))
 		return -EFAULT;
-	}
-	if (S.mode != (play ? M_PLAY : M_RECORD) && !(S.stopped && S.nbufs))
-		return -EINVAL;
-	if (!have_ready()) {
-		rc = wait_ready(f.timeout_ms);
-		if (rc)
-			return rc;
-	}
-	if (!S.rdyq_n) {
-		if (S.dma_error && !play)
-			return -EIO;
-		return S.stopped ? -ENODATA : -ETIMEDOUT;
-	}
-	idx = S.rdyq[S.rdyq_h];
-	S.rdyq_h = (S.rdyq_h + 1) % FDREC_MAX_BUFS;
-	S.rdyq_n--;
-	b = &S.buf[idx];
-	b->st = B_USER;
-	if (play) {
-		memset(&d, 0, sizeof(d));
-		d.timeout_ms = f.timeout_ms;
-		d.index = idx;
-		d.bytes = b->bytes;
-		d.seq = b->seq;
-		d.flags = b->flags;
-		return copy_to_user(ua, &d, sizeof(d)) ? -EFAULT : 0;
-	}
-	f.index = idx;
-	f.bytes = b->bytes;
-	f.seq = b->seq;
-	f.drop_count = b->drops;
-	f.first_beat = b->first_beat;
-	f.flags = b->flags;
-	return copy_to_user(ua, &f, sizeof(f)) ? -EFAULT : 0;
+	rc = wait_ready(FDREC_DIR_RECORD, a.timeout_ms, &b, &a.index);
+	if (rc)
+		return rc;
+	a.bytes = b->bytes;
+	a.seq = b->seq;
+	a.drop_count = b->drop_count;
+	a.flags = b->flags;
+	mutex_unlock(&S.lock);
+	a.reserved0 = 0;
+	memset(a.reserved, 0, sizeof(a.reserved));
+	if (copy_to_user(ua, &a, sizeof(a)))
+		return -EFAULT;
+	return a.flags & FDREC_FILLED_ERROR ? -EIO : 0;
 }
 
-static int release_buf(u32 __user *ua)
+static int release_buf(struct fdrec_release __user *ua)
 {
-	u32 idx;
+	struct fdrec_release a;
 
-	if (get_user(idx, ua))
+	if (copy_from_user(&a, ua, sizeof(a)))
 		return -EFAULT;
-	if (idx >= S.nbufs || S.dir != FDREC_DIR_RECORD)
+	if (a.flags || a.index >= S.nbufs || S.dir != FDREC_DIR_RECORD)
 		return -EINVAL;
-	if (S.buf[idx].st != B_USER)
-		return -EBUSY;
-	S.buf[idx].st = B_DMA;
-	S.dmaq[(S.dmaq_h + S.dmaq_n) % FDREC_MAX_BUFS] = idx;
-	S.dmaq_n++;
+	if (S.buf[a.index].st != B_USER)
+		return -EINVAL; /* the driver owns it */
+	if (S.accepting) {
+		q_push(a.index);
+		packetize();
+	} else {
+		S.buf[a.index].st = B_FREE;
+	}
 	return 0;
 }
 
-static int stop_record(struct fdrec_stats __user *ua)
-{
-	struct fdrec_stats st;
+/* ---- play ---- */
 
-	if (S.mode == M_RECORD && S.running) {
-		generate();
-		drain_to_bufs();
-		/* the buffer being filled ends here: handed over with what it holds */
-		if (S.cur >= 0 && S.cur_off)
-			complete_cur(FDREC_FILLED_SHORT);
-		/* beats still in the FIFO are discarded at the stop (not overflow drops) */
-		S.fifo_level = 0;
-		S.runs_n = 0;
-		stop_all();
-	}
-	fill_stats(&st);
-	return copy_to_user(ua, &st, sizeof(st)) ? -EFAULT : 0;
-}
-
-static int play_start(u32 __user *ua)
+static void fill_play_stats(struct fdrec_play_stats *st)
 {
-	u32 flags;
 	u32 i;
 
-	if (get_user(flags, ua))
+	memset(st, 0, sizeof(*st));
+	st->chk.beats = S.chk_beats;
+	st->chk.errors = S.chk_errors;
+	st->chk.gaps = S.chk_gaps;
+	st->chk.gap_beats = S.chk_gap_beats;
+	st->chk.underflows = S.chk_underflows;
+	st->chk.last_seq = S.chk_last_seq;
+	st->chk.rate_bps = inc_to_rate(S.chk_rate_inc);
+	st->chk.enabled = S.chk_enable;
+	st->egr_beats_in = S.egr_beats_in;
+	st->egr_discard = S.egr_discard;
+	st->egr_level = S.egr_level;
+	st->egr_depth = egr_depth;
+	st->running = S.running && S.dir == FDREC_DIR_PLAY;
+	if (S.dir != FDREC_DIR_PLAY)
+		return;
+	st->bufs_done = S.fill_seq;
+	st->bytes_done = S.bytes_filled;
+	st->dma_errors = S.dma_errors;
+	for (i = 0; i < S.nbufs; i++) {
+		if (S.buf[i].st == B_QUEUED)
+			st->bufs_dma++;
+		else if (S.buf[i].st == B_READY)
+			st->bufs_ready++;
+	}
+}
+
+static int play_start(struct fdrec_play_start __user *ua)
+{
+	struct fdrec_play_start a;
+	u32 i;
+
+	if (copy_from_user(&a, ua, sizeof(a)))
 		return -EFAULT;
-	if (!S.nbufs || S.dir != FDREC_DIR_PLAY || S.running)
+	if (a.flags & ~FDREC_PLAY_CHECK)
 		return -EINVAL;
-	reset_checker();
-	S.dma_error = false; /* a record run's DMA error does not outlive it */
-	S.chk_enable = flags & FDREC_PLAY_CHECK;
-	S.pq_h = S.pq_n = S.rdyq_h = S.rdyq_n = 0;
-	S.p_off = 0;
-	S.play_seq = S.done_seq = 0;
+	if (S.running)
+		return -EBUSY;
+	if (S.nbufs < 2)
+		return -ENOBUFS;
+	if (S.dir != FDREC_DIR_PLAY)
+		return -EINVAL;
+	S.started_chk = a.flags & FDREC_PLAY_CHECK;
+	S.chk_pending = S.started_chk;
+	if (S.started_chk) {
+		generate();
+		soft_reset(); /* the checker reset too, ENABLE = 0 until the first submit */
+	}
+	session_reset();
 	for (i = 0; i < S.nbufs; i++)
-		S.buf[i].st = B_USER;
-	if (!S.sink_rate)
-		S.sink_rate = S.rate;
-	S.mode = M_PLAY;
-	S.stopped = false;
-	S.p_t0 = now_ns();
-	S.p_credit_used = 0;
+		S.buf[i].st = B_FREE;
+	S.accepting = true;
 	S.running = true;
+	a.start_time_ns = ktime_get_real_ns();
+	a.reserved0 = 0;
+	memset(a.reserved, 0, sizeof(a.reserved));
 	wake_up_interruptible(&S.kwq);
-	return 0;
+	return copy_to_user(ua, &a, sizeof(a)) ? -EFAULT : 0;
 }
 
 static int play_submit(struct fdrec_play_submit __user *ua)
 {
-	struct fdrec_play_submit p;
+	struct fdrec_play_submit a;
+	struct ebuf *b;
 
-	if (copy_from_user(&p, ua, sizeof(p)))
+	if (copy_from_user(&a, ua, sizeof(a)))
 		return -EFAULT;
-	if (S.mode != M_PLAY || !S.running)
-		return -EPIPE;
-	if (p.index >= S.nbufs || !p.bytes || p.bytes % FDREC_BEAT_BYTES || p.bytes > S.buf_size)
+	if (S.dir != FDREC_DIR_PLAY || a.flags || a.index >= S.nbufs)
 		return -EINVAL;
-	if (S.buf[p.index].st != B_USER)
-		return -EBUSY;
-	if (!S.pq_n) {
-		/* the sink starves from here on: credit it has not used is underflow only if more
-		 * data follows, which this submission is */
-		S.chk_underflows += S.chk_pending_uf;
-		S.chk_pending_uf = 0;
-		/* catch up the sink's clock so ticks while idle before this are not lost again */
+	if (!a.bytes || a.bytes > S.buf_size || a.bytes % FDREC_BEAT_BYTES)
+		return -EINVAL;
+	if (!S.running || !S.accepting)
+		return -EPIPE;
+	b = &S.buf[a.index];
+	if (b->st != B_FREE && b->st != B_USER)
+		return -EBUSY; /* the driver still owns it */
+	b->len = a.bytes;
+	q_push(a.index);
+	mm2s();
+	if (S.dma_error)
+		return -EIO;
+	/* the driver enables the checker PLAY_START reset once the egress FIFO has primed (31/32
+	 * full or the whole first buffer); the emulated MM2S fills it at once */
+	if (S.chk_pending) {
+		S.chk_pending = false;
+		chk_set_enable(true);
 	}
-	S.buf[p.index].st = B_DMA;
-	S.pbytes[p.index] = p.bytes;
-	S.pq[(S.pq_h + S.pq_n) % FDREC_MAX_BUFS] = p.index;
-	S.pq_n++;
 	return 0;
 }
 
-static int play_stop(struct fdrec_play_stats __user *ua)
+static int play_wait_done(struct fdrec_play_done __user *ua)
 {
-	struct fdrec_play_stats st;
+	struct fdrec_play_done a;
+	struct ebuf *b;
+	int rc;
 
-	if (S.mode == M_PLAY && S.running) {
-		stop_all();
-		S.pq_n = 0; /* flushed into the discard path */
-	}
-	fill_play_stats(&st);
-	return copy_to_user(ua, &st, sizeof(st)) ? -EFAULT : 0;
+	if (copy_from_user(&a, ua, sizeof(a)))
+		return -EFAULT;
+	rc = wait_ready(FDREC_DIR_PLAY, a.timeout_ms, &b, &a.index);
+	if (rc)
+		return rc;
+	a.bytes = b->bytes;
+	a.seq = b->seq;
+	a.flags = b->flags & FDREC_DONE_ERROR;
+	mutex_unlock(&S.lock);
+	a.reserved0 = 0;
+	memset(a.reserved, 0, sizeof(a.reserved));
+	if (copy_to_user(ua, &a, sizeof(a)))
+		return -EFAULT;
+	return a.flags & FDREC_DONE_ERROR ? -EIO : 0;
 }
+
+/* PLAY_STOP: the (at most two) buffers in the DMA drain into the egress FIFO's discard path
+ * (EGR_CTRL.FLUSH); beats already in the FIFO stay for the sink; a checker PLAY_START enabled is
+ * frozen; every buffer is the application's again; the counters are read after all that. */
+static void play_stop(struct fdrec_play_stats *st)
+{
+	u32 i, n;
+
+	if (!S.running || S.dir != FDREC_DIR_PLAY) {
+		if (st)
+			fill_play_stats(st);
+		return;
+	}
+	tick();
+	S.accepting = false;
+	S.chk_pending = false;
+	n = S.dma_halted ? 0 : bufs_in_dma();
+	for (i = 0; i < n; i++) {
+		struct ebuf *b = &S.buf[S.q[(S.q_h + i) % FDREC_MAX_BUFS]];
+
+		S.egr_discard += (b->len - (i ? 0 : S.cur_off)) / FDREC_BEAT_BYTES;
+	}
+	if (S.started_chk)
+		S.chk_enable = false;
+	S.started_chk = false;
+	S.running = false;
+	for (i = 0; i < S.nbufs; i++)
+		S.buf[i].st = B_FREE;
+	S.q_n = S.rdy_n = 0;
+	S.cur_off = 0;
+	if (st)
+		fill_play_stats(st);
+	wake_up_all(&S.wq);
+}
+
+/* ---- file operations ---- */
 
 static long fdrec_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	void __user *ua = (void __user *)arg;
+	struct fdrec_stats st;
+	struct fdrec_play_stats pst;
+	struct fdrec_rate r;
 	long rc = 0;
 
-	mutex_lock(&S.lock);
+	if (cmd == FDREC_IOC_WAIT_FILLED)
+		return wait_filled(ua);
+	if (cmd == FDREC_IOC_PLAY_WAIT_DONE)
+		return play_wait_done(ua);
+	if (mutex_lock_interruptible(&S.lock))
+		return -ERESTARTSYS;
 	switch (cmd) {
-	case FDREC_GET_INFO: {
+	case FDREC_IOC_GET_INFO: {
 		struct fdrec_info in = {
 			.api_version = FDREC_API_VERSION,
-			.caps = FDREC_CAP_S2MM | FDREC_CAP_MM2S | FDREC_CAP_CHECK | FDREC_CAP_TPG,
+			.hw_version = HW_VERSION,
+			.src_clk_hz = src_clk_hz,
+			.dp_clk_hz = DP_CLK_HZ,
+			.beat_bytes = FDREC_BEAT_BYTES,
 			.fifo_depth = fifo_depth,
 			.max_bufs = FDREC_MAX_BUFS,
-			.src_clk_hz = SRC_CLK_HZ,
-			.rate_bps = S.rate,
+			.caps = FDREC_CAP_TPG | FDREC_CAP_S2MM | FDREC_CAP_MM2S | FDREC_CAP_CHECK,
+			.buf_align = FDREC_BUF_ALIGN,
+			.max_buf_size = FDREC_MAX_BUF_SIZE,
+			.max_sg_len = MAX_SG_LEN,
 		};
+
 		rc = copy_to_user(ua, &in, sizeof(in)) ? -EFAULT : 0;
 		break;
 	}
-	case FDREC_REGISTER_BUFS:
-		rc = S.mode == M_READ ? -EBUSY : register_bufs(ua);
+	case FDREC_IOC_REGISTER_BUFS:
+		rc = register_bufs(ua);
 		break;
-	case FDREC_START:
+	case FDREC_IOC_START:
 		rc = start_record(ua);
 		break;
-	case FDREC_WAIT_FILLED:
-		rc = wait_filled(ua, false);
-		break;
-	case FDREC_RELEASE:
+	case FDREC_IOC_RELEASE:
 		rc = release_buf(ua);
 		break;
-	case FDREC_STOP:
-		rc = stop_record(ua);
-		break;
-	case FDREC_GET_STATS: {
-		struct fdrec_stats st;
-
-		fill_stats(&st);
-		rc = copy_to_user(ua, &st, sizeof(st)) ? -EFAULT : 0;
-		break;
-	}
-	case FDREC_SET_RATE:
-	case FDREC_SET_SINK_RATE: {
-		u64 r;
-
-		if (get_user(r, (u64 __user *)ua)) {
-			rc = -EFAULT;
-			break;
-		}
-		if (!r || r > SRC_CLK_HZ * FDREC_BEAT_BYTES || S.running) {
+	case FDREC_IOC_STOP:
+		if (S.dir != FDREC_DIR_RECORD && S.running) {
 			rc = -EINVAL;
 			break;
 		}
-		if (cmd == FDREC_SET_RATE)
-			S.rate = r;
-		else
-			S.sink_rate = r;
-		break;
-	}
-	case FDREC_PLAY_START:
-		rc = play_start(ua);
-		break;
-	case FDREC_PLAY_SUBMIT:
-		rc = play_submit(ua);
-		break;
-	case FDREC_PLAY_WAIT_DONE:
-		rc = wait_filled(ua, true);
-		break;
-	case FDREC_PLAY_STOP:
-		rc = play_stop(ua);
-		break;
-	case FDREC_GET_PLAY_STATS: {
-		struct fdrec_play_stats st;
-
-		fill_play_stats(&st);
+		stop_record(&st);
 		rc = copy_to_user(ua, &st, sizeof(st)) ? -EFAULT : 0;
 		break;
-	}
+	case FDREC_IOC_GET_STATS:
+		tick();
+		fill_stats(&st);
+		rc = copy_to_user(ua, &st, sizeof(st)) ? -EFAULT : 0;
+		break;
+	case FDREC_IOC_SET_RATE:
+		if (copy_from_user(&r, ua, sizeof(r))) {
+			rc = -EFAULT;
+			break;
+		}
+		generate();
+		S.rate_inc = rate_to_inc(r.rate_bps);
+		gen_rebase();
+		wake_up_interruptible(&S.kwq);
+		r.rate_bps = inc_to_rate(S.rate_inc);
+		rc = copy_to_user(ua, &r, sizeof(r)) ? -EFAULT : 0;
+		break;
+	case FDREC_IOC_PLAY_START:
+		rc = play_start(ua);
+		break;
+	case FDREC_IOC_PLAY_SUBMIT:
+		rc = play_submit(ua);
+		break;
+	case FDREC_IOC_PLAY_STOP:
+		if (S.dir != FDREC_DIR_PLAY && S.running) {
+			rc = -EINVAL;
+			break;
+		}
+		play_stop(&pst);
+		rc = copy_to_user(ua, &pst, sizeof(pst)) ? -EFAULT : 0;
+		break;
+	case FDREC_IOC_GET_PLAY_STATS:
+		tick();
+		fill_play_stats(&pst);
+		rc = copy_to_user(ua, &pst, sizeof(pst)) ? -EFAULT : 0;
+		break;
+	case FDREC_IOC_SET_SINK_RATE:
+		if (copy_from_user(&r, ua, sizeof(r))) {
+			rc = -EFAULT;
+			break;
+		}
+		if (!r.rate_bps) {
+			rc = -EINVAL; /* a sink never ready would wedge the MM2S */
+			break;
+		}
+		sink();
+		S.chk_rate_inc = max(rate_to_inc(r.rate_bps), 1ull);
+		S.sink_t0 = ktime_get_ns();
+		S.sink_done = 0;
+		r.rate_bps = inc_to_rate(S.chk_rate_inc);
+		rc = copy_to_user(ua, &r, sizeof(r)) ? -EFAULT : 0;
+		break;
 	default:
 		rc = -ENOTTY;
 	}
@@ -754,92 +1063,47 @@ static long fdrec_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	return rc;
 }
 
-/* read() mode: the generator starts at the first read() or poll() of an opener that has
- * registered no buffers */
-static void start_read_mode(void)
-{
-	if (S.mode != M_IDLE || S.nbufs)
-		return;
-	reset_counters();
-	S.mode = M_READ;
-	S.stopped = false;
-	S.t0 = now_ns();
-	S.running = true;
-	wake_up_interruptible(&S.kwq);
-}
-
 static __poll_t fdrec_poll(struct file *f, poll_table *pt)
 {
 	__poll_t m = 0;
 
 	poll_wait(f, &S.wq, pt);
-	mutex_lock(&S.lock);
-	if (f->f_mode & FMODE_READ)
-		start_read_mode();
-	if (S.rdyq_n || (S.mode == M_READ && S.fifo_level))
+	if (READ_ONCE(S.rdy_n))
 		m |= EPOLLIN | EPOLLRDNORM;
-	else if (S.dma_error)
-		m |= EPOLLERR;
-	else if (S.stopped)
+	else if (!READ_ONCE(S.running))
 		m |= EPOLLHUP;
-	mutex_unlock(&S.lock);
+	if (READ_ONCE(S.dma_error))
+		m |= EPOLLERR;
 	return m;
-}
-
-/* read() mode: the generator starts at the first read; each read takes what the FIFO holds */
-static ssize_t fdrec_read(struct file *f, char __user *ub, size_t len, loff_t *off)
-{
-	u64 beats, got;
-	int rc;
-
-	if (len < FDREC_BEAT_BYTES)
-		return -EINVAL;
-	mutex_lock(&S.lock);
-	if (S.nbufs || (S.mode != M_IDLE && S.mode != M_READ)) {
-		mutex_unlock(&S.lock);
-		return -EBUSY;
-	}
-	start_read_mode();
-	while (!S.fifo_level) {
-		mutex_unlock(&S.lock);
-		if (f->f_flags & O_NONBLOCK)
-			return -EAGAIN;
-		rc = wait_event_interruptible(S.wq, READ_ONCE(S.fifo_level));
-		if (rc)
-			return rc;
-		mutex_lock(&S.lock);
-	}
-	beats = min_t(u64, len / FDREC_BEAT_BYTES, READ_BOUNCE / FDREC_BEAT_BYTES);
-	got = fifo_pop((u64 *)S.bounce, beats, NULL);
-	S.bytes_filled += got * FDREC_BEAT_BYTES;
-	/* copy under the lock: the bounce buffer is shared (one opener anyway) */
-	rc = copy_to_user(ub, S.bounce, got * FDREC_BEAT_BYTES) ? -EFAULT : 0;
-	mutex_unlock(&S.lock);
-	return rc ? rc : (ssize_t)(got * FDREC_BEAT_BYTES);
 }
 
 static int fdrec_open(struct inode *ino, struct file *f)
 {
+	int rc = 0;
+
 	mutex_lock(&S.lock);
-	if (S.open) {
-		mutex_unlock(&S.lock);
-		return -EBUSY;
-	}
-	S.open = true;
-	S.mode = M_IDLE;
-	S.stopped = false;
+	if (S.in_use)
+		rc = -EBUSY; /* one recorder at a time */
+	else
+		S.in_use = true;
 	mutex_unlock(&S.lock);
-	return nonseekable_open(ino, f);
+	return rc ? rc : nonseekable_open(ino, f);
 }
 
-static int fdrec_release(struct inode *ino, struct file *f)
+/* close: stop whatever runs; after a record set the hardware is reset (counters cleared), after
+ * a play set the sink is left alone, as the driver does */
+static int fdrec_close(struct inode *ino, struct file *f)
 {
 	mutex_lock(&S.lock);
-	S.running = false;
-	unregister_bufs();
-	S.mode = M_IDLE;
-	S.open = false;
-	/* counters stay readable in sysfs until the next start */
+	if (S.dir == FDREC_DIR_PLAY) {
+		play_stop(NULL);
+	} else {
+		stop_record(NULL);
+		soft_reset();
+	}
+	free_bufs();
+	session_reset();
+	S.in_use = false;
 	mutex_unlock(&S.lock);
 	return 0;
 }
@@ -847,8 +1111,7 @@ static int fdrec_release(struct inode *ino, struct file *f)
 static const struct file_operations fdrec_fops = {
 	.owner = THIS_MODULE,
 	.open = fdrec_open,
-	.release = fdrec_release,
-	.read = fdrec_read,
+	.release = fdrec_close,
 	.poll = fdrec_poll,
 	.unlocked_ioctl = fdrec_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
@@ -862,82 +1125,177 @@ static const struct file_operations fdrec_fops = {
 	{                                                                                          \
 		u64 v;                                                                             \
 		mutex_lock(&S.lock);                                                               \
+		tick();                                                                            \
 		v = (expr);                                                                        \
 		mutex_unlock(&S.lock);                                                             \
 		return sysfs_emit(buf, "%llu\n", (unsigned long long)v);                           \
-	}
+	}                                                                                          \
+	static DEVICE_ATTR_RO(name)
 
-RO_U64(drop_count, S.drop_count)
-RO_U64(drop_bytes, S.drop_count *FDREC_BEAT_BYTES)
-RO_U64(beats_in, S.beats_in)
-RO_U64(beats_out, S.beats_out)
-RO_U64(seq_next, S.seq_base + S.beats_gen)
-RO_U64(fifo_depth, fifo_depth)
-RO_U64(fifo_level, S.fifo_level)
-RO_U64(src_clk_hz, SRC_CLK_HZ)
-RO_U64(version, FDREC_API_VERSION)
-RO_U64(dma_errors, S.dma_errors)
-RO_U64(bufs_filled, S.bufs_filled)
-RO_U64(chk_beats, S.chk_beats)
-RO_U64(chk_errors, S.chk_errors)
-RO_U64(chk_gaps, S.chk_gaps)
-RO_U64(chk_gap_beats, S.chk_gap_beats)
-RO_U64(chk_underflows, S.chk_underflows)
-RO_U64(chk_last_seq, S.chk_last_seq)
-RO_U64(chk_enable, S.chk_enable)
-RO_U64(egr_beats_in, S.egr_beats_in)
-RO_U64(overflow, S.overflow)
-RO_U64(fifo_hwm, S.fifo_hwm)
-RO_U64(rate_bps, S.rate)
-RO_U64(chk_rate_bps, S.sink_rate)
-RO_U64(inject_dma_error, S.inject)
+RO_U64(drop_count, S.drop_count);
+RO_U64(beats_in, S.beats_in);
+RO_U64(beats_out, S.beats_out);
+RO_U64(seq_next, S.tpg_seq);
+RO_U64(src_clk_hz, src_clk_hz);
+RO_U64(dp_clk_hz, DP_CLK_HZ);
+RO_U64(fifo_depth, fifo_depth);
+RO_U64(chk_beats, S.chk_beats);
+RO_U64(chk_errors, S.chk_errors);
+RO_U64(chk_gaps, S.chk_gaps);
+RO_U64(chk_gap_beats, S.chk_gap_beats);
+RO_U64(chk_underflows, S.chk_underflows);
+RO_U64(chk_last_seq, S.chk_last_seq);
+RO_U64(egr_beats_in, S.egr_beats_in);
+RO_U64(egr_discard, S.egr_discard);
+RO_U64(egr_fifo_level, S.egr_level);
+RO_U64(egr_fifo_depth, egr_depth);
+RO_U64(fifo_level, S.fifo_level);
+RO_U64(dma_errors, S.dma_errors);
 
-static ssize_t overflow_store(struct device *d, struct device_attribute *a, const char *buf,
-			      size_t n)
+static ssize_t version_show(struct device *d, struct device_attribute *a, char *buf)
 {
-	mutex_lock(&S.lock);
-	S.overflow = 0;
-	mutex_unlock(&S.lock);
-	return n;
+	return sysfs_emit(buf, "%u.%u\n", HW_VERSION >> 16, HW_VERSION & 0xffff);
+}
+static DEVICE_ATTR_RO(version);
+
+static ssize_t rate_bps_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", inc_to_rate(READ_ONCE(S.rate_inc)));
 }
 
-static ssize_t fifo_hwm_store(struct device *d, struct device_attribute *a, const char *buf,
+static ssize_t rate_bps_store(struct device *d, struct device_attribute *a, const char *buf,
 			      size_t n)
-{
-	mutex_lock(&S.lock);
-	S.fifo_hwm = S.fifo_level;
-	mutex_unlock(&S.lock);
-	return n;
-}
-
-static ssize_t set_rate(const char *buf, size_t n, u64 *dst)
 {
 	u64 v;
 	int rc = kstrtou64(buf, 0, &v);
 
 	if (rc)
 		return rc;
-	if (!v || v > SRC_CLK_HZ * FDREC_BEAT_BYTES)
-		return -EINVAL;
 	mutex_lock(&S.lock);
-	if (S.running)
-		rc = -EBUSY;
-	else
-		*dst = v;
+	generate();
+	S.rate_inc = rate_to_inc(v);
+	gen_rebase();
+	wake_up_interruptible(&S.kwq);
+	mutex_unlock(&S.lock);
+	return n;
+}
+static DEVICE_ATTR_RW(rate_bps);
+
+static ssize_t tpg_enable_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(S.tpg_enable));
+}
+
+static ssize_t tpg_enable_store(struct device *d, struct device_attribute *a, const char *buf,
+				size_t n)
+{
+	bool v;
+	int rc = kstrtobool(buf, &v);
+
+	if (rc)
+		return rc;
+	mutex_lock(&S.lock);
+	generate();
+	S.tpg_enable = v;
+	gen_rebase();
+	wake_up_interruptible(&S.kwq);
+	mutex_unlock(&S.lock);
+	return n;
+}
+static DEVICE_ATTR_RW(tpg_enable);
+
+static ssize_t overflow_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(S.overflow));
+}
+
+static ssize_t overflow_store(struct device *d, struct device_attribute *a, const char *buf,
+			      size_t n)
+{
+	u32 v;
+	int rc = kstrtou32(buf, 0, &v);
+
+	if (rc)
+		return rc;
+	if (v & 1) {
+		mutex_lock(&S.lock);
+		S.overflow = 0; /* write 1 to clear */
+		mutex_unlock(&S.lock);
+	}
+	return n;
+}
+static DEVICE_ATTR_RW(overflow);
+
+static ssize_t fifo_hwm_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(S.fifo_hwm));
+}
+
+static ssize_t fifo_hwm_store(struct device *d, struct device_attribute *a, const char *buf,
+			      size_t n)
+{
+	mutex_lock(&S.lock);
+	S.fifo_hwm = 0; /* any write clears */
+	mutex_unlock(&S.lock);
+	return n;
+}
+static DEVICE_ATTR_RW(fifo_hwm);
+
+static ssize_t chk_enable_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(S.chk_enable));
+}
+
+static ssize_t chk_enable_store(struct device *d, struct device_attribute *a, const char *buf,
+				size_t n)
+{
+	bool v;
+	int rc = 0;
+
+	mutex_lock(&S.lock);
+	if (sysfs_streq(buf, "reset")) {
+		chk_reset();
+	} else {
+		rc = kstrtobool(buf, &v);
+		if (!rc) {
+			sink();
+			chk_set_enable(v);
+		}
+	}
 	mutex_unlock(&S.lock);
 	return rc ? rc : n;
 }
+static DEVICE_ATTR_RW(chk_enable);
 
-static ssize_t rate_bps_store(struct device *d, struct device_attribute *a, const char *buf,
-			      size_t n)
+static ssize_t chk_rate_bps_show(struct device *d, struct device_attribute *a, char *buf)
 {
-	return set_rate(buf, n, &S.rate);
+	return sysfs_emit(buf, "%llu\n", inc_to_rate(READ_ONCE(S.chk_rate_inc)));
 }
 
 static ssize_t chk_rate_bps_store(struct device *d, struct device_attribute *a, const char *buf,
 				  size_t n)
 {
-	return set_rate(buf, n, &S.sink_rate);
+	u64 v;
+	int rc = kstrtou64(buf, 0, &v);
+
+	if (rc)
+		return rc;
+	if (!v)
+		return -EINVAL;
+	mutex_lock(&S.lock);
+	sink();
+	S.chk_rate_inc = max(rate_to_inc(v), 1ull);
+	S.sink_t0 = ktime_get_ns();
+	S.sink_done = 0;
+	mutex_unlock(&S.lock);
+	return n;
+}
+static DEVICE_ATTR_RW(chk_rate_bps);
+
+/* test hooks (not in the driver) */
+static ssize_t inject_dma_error_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(S.inject_dma));
 }
 
 static ssize_t inject_dma_error_store(struct device *d, struct device_attribute *a, const char *buf,
@@ -949,68 +1307,70 @@ static ssize_t inject_dma_error_store(struct device *d, struct device_attribute 
 	if (rc)
 		return rc;
 	mutex_lock(&S.lock);
-	S.inject = v;
+	S.inject_dma = v;
 	mutex_unlock(&S.lock);
 	return n;
 }
-
-static DEVICE_ATTR_RO(drop_count);
-static DEVICE_ATTR_RO(drop_bytes);
-static DEVICE_ATTR_RO(beats_in);
-static DEVICE_ATTR_RO(beats_out);
-static DEVICE_ATTR_RO(seq_next);
-static DEVICE_ATTR_RO(fifo_depth);
-static DEVICE_ATTR_RO(fifo_level);
-static DEVICE_ATTR_RO(src_clk_hz);
-static DEVICE_ATTR_RO(version);
-static DEVICE_ATTR_RO(dma_errors);
-static DEVICE_ATTR_RO(bufs_filled);
-static DEVICE_ATTR_RO(chk_beats);
-static DEVICE_ATTR_RO(chk_errors);
-static DEVICE_ATTR_RO(chk_gaps);
-static DEVICE_ATTR_RO(chk_gap_beats);
-static DEVICE_ATTR_RO(chk_underflows);
-static DEVICE_ATTR_RO(chk_last_seq);
-static DEVICE_ATTR_RO(chk_enable);
-static DEVICE_ATTR_RO(egr_beats_in);
-static DEVICE_ATTR_RW(overflow);
-static DEVICE_ATTR_RW(fifo_hwm);
-static DEVICE_ATTR_RW(rate_bps);
-static DEVICE_ATTR_RW(chk_rate_bps);
 static DEVICE_ATTR_RW(inject_dma_error);
 
+static ssize_t inject_drops_show(struct device *d, struct device_attribute *a, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(S.inject_drops));
+}
+
+static ssize_t inject_drops_store(struct device *d, struct device_attribute *a, const char *buf,
+				  size_t n)
+{
+	u64 v;
+	int rc = kstrtou64(buf, 0, &v);
+
+	if (rc)
+		return rc;
+	mutex_lock(&S.lock);
+	generate();
+	S.inject_drops = v;
+	mutex_unlock(&S.lock);
+	return n;
+}
+static DEVICE_ATTR_RW(inject_drops);
+
 static struct attribute *fdrec_attrs[] = {
+	&dev_attr_rate_bps.attr,
+	&dev_attr_tpg_enable.attr,
 	&dev_attr_drop_count.attr,
-	&dev_attr_drop_bytes.attr,
+	&dev_attr_overflow.attr,
 	&dev_attr_beats_in.attr,
 	&dev_attr_beats_out.attr,
-	&dev_attr_seq_next.attr,
+	&dev_attr_fifo_hwm.attr,
 	&dev_attr_fifo_depth.attr,
-	&dev_attr_fifo_level.attr,
+	&dev_attr_seq_next.attr,
 	&dev_attr_src_clk_hz.attr,
+	&dev_attr_dp_clk_hz.attr,
 	&dev_attr_version.attr,
-	&dev_attr_dma_errors.attr,
-	&dev_attr_bufs_filled.attr,
+	&dev_attr_chk_enable.attr,
+	&dev_attr_chk_rate_bps.attr,
 	&dev_attr_chk_beats.attr,
 	&dev_attr_chk_errors.attr,
 	&dev_attr_chk_gaps.attr,
 	&dev_attr_chk_gap_beats.attr,
 	&dev_attr_chk_underflows.attr,
 	&dev_attr_chk_last_seq.attr,
-	&dev_attr_chk_enable.attr,
 	&dev_attr_egr_beats_in.attr,
-	&dev_attr_overflow.attr,
-	&dev_attr_fifo_hwm.attr,
-	&dev_attr_rate_bps.attr,
-	&dev_attr_chk_rate_bps.attr,
+	&dev_attr_egr_discard.attr,
+	&dev_attr_egr_fifo_level.attr,
+	&dev_attr_egr_fifo_depth.attr,
+	/* test hooks and views the driver does not have */
 	&dev_attr_inject_dma_error.attr,
+	&dev_attr_inject_drops.attr,
+	&dev_attr_fifo_level.attr,
+	&dev_attr_dma_errors.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(fdrec);
 
 static struct miscdevice fdrec_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
-	.name = "fdrec0",
+	.name = FDREC_DEV_NAME "0",
 	.fops = &fdrec_fops,
 	.groups = fdrec_groups,
 	.mode = 0600,
@@ -1020,26 +1380,26 @@ static int __init fdrec_init(void)
 {
 	int rc;
 
-	if (fifo_depth < 16 || fifo_depth > (1u << 24) || !rate_bps)
+	if (fifo_depth < 16 || fifo_depth > (1u << 24) || egr_depth < 16 ||
+	    egr_depth > (1u << 20) || !src_clk_hz)
 		return -EINVAL;
 	mutex_init(&S.lock);
 	init_waitqueue_head(&S.wq);
 	init_waitqueue_head(&S.kwq);
-	S.cur = -1;
-	S.rate = rate_bps;
-	S.sink_rate = rate_bps;
-	S.bounce = vmalloc(READ_BOUNCE);
-	if (!S.bounce)
+	S.rate_inc = rate_to_inc(rate_bps);
+	S.chk_rate_inc = RATE_ONE; /* the checker's default: every clock */
+	S.egr = vmalloc(array_size(egr_depth, FDREC_BEAT_BYTES));
+	if (!S.egr)
 		return -ENOMEM;
 	S.thr = kthread_run(fdrec_thread, NULL, "fdrec_emu");
 	if (IS_ERR(S.thr)) {
-		vfree(S.bounce);
+		vfree(S.egr);
 		return PTR_ERR(S.thr);
 	}
 	rc = misc_register(&fdrec_misc);
 	if (rc) {
 		kthread_stop(S.thr);
-		vfree(S.bounce);
+		vfree(S.egr);
 	}
 	return rc;
 }
@@ -1048,10 +1408,10 @@ static void __exit fdrec_exit(void)
 {
 	misc_deregister(&fdrec_misc);
 	kthread_stop(S.thr);
-	vfree(S.bounce);
+	vfree(S.egr);
 }
 
 module_init(fdrec_init);
 module_exit(fdrec_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("nvtape test emulation of the FPGA Drive Recorder driver");
+MODULE_DESCRIPTION("nvtape test emulation of the FPGA Drive Recorder driver (API 1)");
