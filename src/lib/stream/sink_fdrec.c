@@ -23,6 +23,7 @@
 #include "nvtape/sink.h"
 #include "stream/fdrec_dev.h"
 #include "stream/fdrec_uapi.h"
+#include "util/sysutil.h"
 
 #ifndef MAP_HUGE_2MB
 #define MAP_HUGE_2MB (21 << 26)
@@ -41,6 +42,7 @@ struct fdrec_sink {
 	uint32_t free[FDS_NBUFS], nfree; /* buffers nvtape owns */
 	int cur;                         /* buffer being filled, -1 none */
 	uint64_t cur_off, first_seq;
+	uint64_t submitted; /* bytes handed to the DMA */
 	bool finished;
 	struct fdrec_play_stats st;
 	struct nvt_checker chk;
@@ -100,6 +102,7 @@ static int submit_cur(struct fdrec_sink *s, struct nvt_err *err)
 
 	if (ioctl(s->fd, FDREC_IOC_PLAY_SUBMIT, &p))
 		return fds_err(s, err, errno, "PLAY_SUBMIT failed");
+	s->submitted += s->cur_off;
 	s->cur = -1;
 	s->cur_off = 0;
 	return 0;
@@ -255,11 +258,34 @@ static int fds_consume(void *state, const uint8_t *buf, uint64_t bytes, uint64_t
 	return 0;
 }
 
+/* A buffer is done once the DMA has read it; its last beats may still be in the egress FIFO on
+ * their way to the checker, and PLAY_STOP freezes the checker: wait until the FIFO is empty (as
+ * long as it takes at the sink's rate, and a second more), while the checker still takes beats. */
+static void drain_egress(struct fdrec_sink *s)
+{
+	uint64_t t0 = nvt_mono_ns(), limit = 1000000000ull, last = UINT64_MAX;
+	struct fdrec_play_stats st;
+
+	while (!ioctl(s->fd, FDREC_IOC_GET_PLAY_STATS, &st) && st.egr_level) {
+		if (st.chk.rate_bps)
+			limit = 1000000000ull + (uint64_t)((double)st.egr_level * 16 * 1e9 /
+							   (double)st.chk.rate_bps);
+		if (st.chk.beats != last) { /* progress: the wait starts again */
+			last = st.chk.beats;
+			t0 = nvt_mono_ns();
+		}
+		if (nvt_mono_ns() - t0 > limit)
+			return;
+		nvt_sleep_until(nvt_mono_ns() + 2000000);
+	}
+}
+
 /* the end of the playback: the last buffer submitted, every buffer played, the device
  * stopped; its checker's counts become the playback's */
 static void finish(struct fdrec_sink *s)
 {
 	struct nvt_err err;
+	bool all_done;
 
 	if (s->finished)
 		return;
@@ -269,6 +295,9 @@ static void finish(struct fdrec_sink *s)
 		submit_cur(s, &err);
 	while (s->nfree + (s->cur >= 0) < FDS_NBUFS && !take_done(s, &err))
 		;
+	all_done = s->nfree + (s->cur >= 0) == FDS_NBUFS;
+	if (all_done)
+		drain_egress(s);
 	if (ioctl(s->fd, FDREC_IOC_PLAY_STOP, &s->st))
 		memset(&s->st, 0, sizeof(s->st));
 	const struct fdrec_chk_stats *c = &s->st.chk;
@@ -282,6 +311,11 @@ static void finish(struct fdrec_sink *s)
 	s->chk.expected = c->last_seq + 1;
 	if (s->chk.seen_good)
 		s->chk.first_seen = c->last_seq + 1 - c->beats - c->gap_beats;
+	/* beats played that never reached the checker (flushed by the stop) are missing there */
+	if (c->beats < s->submitted / 16) {
+		s->chk.gaps++;
+		s->chk.gap_beats += s->submitted / 16 - c->beats;
+	}
 }
 
 static const struct nvt_checker *fds_checker(void *state)
