@@ -152,10 +152,15 @@ static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *e
 			    (unsigned long long)s->v.chunk_bytes);
 		return -EPROTO;
 	}
+	/* The common case: the FIFO lost nothing since the last buffer and the buffer's first and
+	 * last beats continue the sequence: it goes to the ring whole, its beats unread (a beat
+	 * inside that is not the pattern stays data either way, for verify to report) */
+	bool whole = !avail && n && beat_seq(p, &seq) && seq == s->next_seq &&
+		     beat_seq(p + (n - 1) * FDREC_BEAT_BYTES, &seq) && seq == s->next_seq + n - 1;
 	while (i < n) {
-		uint64_t run = 1;
+		uint64_t run = whole ? n : 1;
 
-		if (beat_seq(p + i * FDREC_BEAT_BYTES, &seq) && seq != s->next_seq)
+		if (!whole && beat_seq(p + i * FDREC_BEAT_BYTES, &seq) && seq != s->next_seq)
 			resync(s, seq, &avail);
 		/* the run from here: beats that continue the sequence, and beats that are not
 		 * the pattern at all (kept as data: verify reports them) */
