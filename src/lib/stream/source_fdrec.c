@@ -357,12 +357,13 @@ static int set_rate(struct fdsrc *s, uint64_t asked, struct nvt_err *err)
 		return -EINVAL;
 	}
 	if (rt.rate_bps != asked)
-		nvt_recorder_say(s->r,
-				 "fdrec %s: the generator runs at %llu bytes/s, the nearest rate "
-				 "its source clock (%llu Hz) allows to the %llu asked for; the "
-				 "recording's rate is the one programmed",
-				 s->path, (unsigned long long)rt.rate_bps,
-				 (unsigned long long)s->info.src_clk_hz, (unsigned long long)asked);
+		nvt_recorder_say(
+			s->r,
+			"fdrec %s: the generator runs at %llu bytes/s, the rate the driver "
+			"programmed for the %llu asked for (its source clock: %llu Hz); "
+			"the recording's rate is the one programmed",
+			s->path, (unsigned long long)rt.rate_bps, (unsigned long long)asked,
+			(unsigned long long)s->info.src_clk_hz);
 	s->rate_bps = rt.rate_bps;
 	return 0;
 }
