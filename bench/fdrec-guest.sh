@@ -37,9 +37,9 @@ for r in $(seq $rounds); do
 		for w in $order; do
 			case $w in
 			ceiling) ceiling $rate $r ;;
-			null) rec nvtape-null $rate $r --engine null --rate $rate /tmp/null.nvt ;;
-			nosum) rec nvtape-null-nosum $rate $r --engine null --checksum none --rate $rate /tmp/null.nvt ;;
-			nvme) rec nvtape-nvme0n1 $rate $r --rate $rate $D0 ;;
+			null) rec nvtape-null $rate $r --engine null --rate ${rate}B /tmp/null.nvt ;;
+			nosum) rec nvtape-null-nosum $rate $r --engine null --checksum none --rate ${rate}B /tmp/null.nvt ;;
+			nvme) rec nvtape-nvme0n1 $rate $r --rate ${rate}B $D0 ;;
 			esac
 		done
 	done
