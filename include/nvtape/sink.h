@@ -36,6 +36,9 @@ struct nvt_sink_report {
 	/* of late: due before their data reached the sink (the ring was empty: the reads fell
 	 * behind); the rest were sent late with their data there (the sender was held back) */
 	uint64_t late_dry;
+	/* a failure the sink met after its last consume() (a device's last buffers or its stop):
+	 * the playback fails with it (code 0: none) */
+	struct nvt_err err;
 };
 
 struct nvt_sink_args {

@@ -184,6 +184,14 @@ FDREC_STUB_CAPS=3 srec 1 "$NVT" play --sink "$src" "$T/s.nvt"
 grep -q "cannot play into its checker (capabilities 0x3" "$T/err" || fail "play without MM2S: $(cat "$T/err")"
 ok "fdrec sink: the checker's beats, gaps and a damaged beat are the playback's; a device without playback refused"
 
+FDREC_STUB_STOP_FAILS=1 srec 1 "$NVT" play --sink "$src" "$T/s.nvt"
+grep -q "PLAY_STOP failed (the checker's counts are unknown)" "$T/err" ||
+	fail "a failed PLAY_STOP: $(cat "$T/err")"
+FDREC_STUB_SHORT=3 srec 1 "$NVT" record -q --source "$src" --rate 100MB --duration 1 "$T/short.nvt"
+grep -q "buffer [0-9]* holds 8388592 of 8388608 bytes: the packet ended early" "$T/err" ||
+	fail "a short buffer without its flag: $(cat "$T/err")"
+ok "a failed PLAY_STOP is a runtime error (exit 1), not gaps; a short buffer without its flag stops the recording"
+
 # one opener: a second recorder is told the device is in use
 env LD_PRELOAD="$stub" "$NVT" record -q --source "$src" --rate 20MB --duration 4 "$T/busy1.nvt" >/dev/null 2>&1 &
 pid=$!

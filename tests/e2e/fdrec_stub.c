@@ -17,7 +17,9 @@
  * Knobs: FDREC_STUB_RATE (the generator's rate before any SET_RATE, 50 MB/s), FDREC_STUB_API
  * (api_version reported), FDREC_STUB_CAPS, FDREC_STUB_HOLD=K:MS (after the K-th buffer no buffer is
  * queued for MS ms: a drop there), FDREC_STUB_CORRUPT=K (the 100th beat of the K-th buffer is
- * not the pattern). Where the driver's docs leave the behaviour open, this guesses
+ * not the pattern), FDREC_STUB_SHORT=K (the K-th buffer is returned 16 bytes short, without
+ * FDREC_FILLED_SHORT), FDREC_STUB_STOP_FAILS (PLAY_STOP answers EIO). Where the driver's docs
+ * leave the behaviour open, this guesses
  * the simplest (no FIFO, no DMA restart gap). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -63,6 +65,8 @@ static struct {
 	uint64_t rdrop[FDREC_MAX_BUFS], rseq[FDREC_MAX_BUFS];
 	uint64_t hold_after, hold_ns, hold_until;
 	uint64_t corrupt_buf; /* FDREC_STUB_CORRUPT: this buffer's 100th beat is damaged */
+	uint64_t short_buf; /* FDREC_STUB_SHORT: this buffer says it holds 16 bytes less, no flag */
+	bool stop_fails;    /* FDREC_STUB_STOP_FAILS: PLAY_STOP answers EIO */
 } D = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1, .lock = -1};
 
 static uint64_t now_ns(clockid_t c)
@@ -325,7 +329,7 @@ static int do_ioctl(unsigned long req, void *arg)
 		}
 		D.state[i] = B_USER;
 		f->index = i;
-		f->bytes = D.buf_size;
+		f->bytes = D.buf_size - (D.short_buf && D.rseq[i] + 1 == D.short_buf ? 16 : 0);
 		f->seq = D.rseq[i];
 		f->drop_count = D.rdrop[i];
 		f->flags = 0;
@@ -424,6 +428,8 @@ static int do_ioctl(unsigned long req, void *arg)
 		return 0;
 	}
 	case FDREC_IOC_PLAY_STOP:
+		if (D.stop_fails)
+			return -EIO;
 		D.playing = false;
 		D.chk_on = false;
 		D.rn = 0;
@@ -469,6 +475,9 @@ static int dev_open(void)
 						   : 50000000;
 	D.corrupt_buf =
 		getenv("FDREC_STUB_CORRUPT") ? strtoull(getenv("FDREC_STUB_CORRUPT"), NULL, 10) : 0;
+	D.short_buf =
+		getenv("FDREC_STUB_SHORT") ? strtoull(getenv("FDREC_STUB_SHORT"), NULL, 10) : 0;
+	D.stop_fails = getenv("FDREC_STUB_STOP_FAILS") != NULL;
 	if (hold && strchr(hold, ':')) {
 		D.hold_after = strtoull(hold, NULL, 10);
 		D.hold_ns = strtoull(strchr(hold, ':') + 1, NULL, 10) * 1000000ull;

@@ -185,7 +185,9 @@ static bool process_ended(int pid)
 /* A lock whose holder has ended belongs to a writer that was killed: its io_uring, torn down
  * after the process, lets the file go a moment later. Such a holder is dead, not live: wait up to
  * two seconds for the lock to go, and call it dead either way. A lock gone from /proc/locks by
- * the time it is read was just let go: ask again. */
+ * the time it is read was just let go, and one shown with PID 0 is held by a process that has
+ * ended or lives in another PID namespace: ask again for up to two seconds; a lock still held
+ * then with PID 0 is a live writer's whose PID this namespace cannot see. */
 int nvt_recording_writer(const struct nvt_layout *l, int *pid, struct nvt_err *err)
 {
 	int fd[NVT_MAX_MEMBERS];
@@ -206,7 +208,7 @@ int nvt_recording_writer(const struct nvt_layout *l, int *pid, struct nvt_err *e
 			return 1; /* a device held exclusively, or a live holder */
 		if (i == 20) {
 			*pid = 0;
-			return 0;
+			return holder > 0 ? 0 : 1;
 		}
 		nvt_sleep_until(nvt_mono_ns() + 100000000ull);
 	}

@@ -96,6 +96,8 @@ static void judge(const struct nvt_sink_frame *f, struct nvt_play_result *res,
 		res->late_max_ns = rep.late_max_ns;
 		res->st.underflow_beats += rep.late;
 		res->st.underflow_events += rep.late_events;
+		if (rep.err.code && !res->err.code)
+			res->err = rep.err;
 	}
 	if (res->st.underflow_beats)
 		res->problems |= NVT_PP_UNDERFLOW;

@@ -42,7 +42,8 @@ struct fdrec_sink {
 	uint32_t free[FDS_NBUFS], nfree; /* buffers nvtape owns */
 	int cur;                         /* buffer being filled, -1 none */
 	uint64_t cur_off, first_seq;
-	uint64_t submitted; /* bytes handed to the DMA */
+	uint64_t submitted;     /* bytes handed to the DMA */
+	struct nvt_err fin_err; /* the first failure at the end (the last buffers, the stop) */
 	bool finished;
 	struct fdrec_play_stats st;
 	struct nvt_checker chk;
@@ -55,18 +56,38 @@ static int fds_err(struct fdrec_sink *s, struct nvt_err *err, int e, const char 
 }
 
 /* wait for one buffer the device has played; 0, or -errno with err set */
+static bool is_free(const struct fdrec_sink *s, uint32_t index)
+{
+	for (uint32_t i = 0; i < s->nfree; i++)
+		if (s->free[i] == index)
+			return true;
+	return (int)index == s->cur;
+}
+
+/* the device's progress: beats into the egress FIFO and through the checker */
+static uint64_t progress(struct fdrec_sink *s)
+{
+	struct fdrec_play_stats st;
+
+	if (ioctl(s->fd, FDREC_IOC_GET_PLAY_STATS, &st))
+		return 0;
+	return st.egr_beats_in + st.chk.beats;
+}
+
 static int take_done(struct fdrec_sink *s, struct nvt_err *err)
 {
 	unsigned waited = 0;
+	uint64_t moved = progress(s);
 
 	for (;;) {
-		struct fdrec_play_done d = {.timeout_ms = FDS_WAIT_MS};
+		struct fdrec_play_done d = {.timeout_ms = FDS_WAIT_MS, .index = UINT32_MAX};
 		int rc = ioctl(s->fd, FDREC_IOC_PLAY_WAIT_DONE, &d) ? errno : 0;
 
-		if (!rc || rc == EIO) {
-			if (d.index >= FDS_NBUFS) {
+		if (!rc || (rc == EIO && d.index != UINT32_MAX)) {
+			if (d.index >= FDS_NBUFS || is_free(s, d.index)) {
 				nvt_err_set(err, EPROTO,
-					    "fdrec %s: the driver returned buffer %u of %u",
+					    "fdrec %s: the driver returned buffer %u, which is not "
+					    "one of the %u it was playing: reload the driver",
 					    s->path, d.index, FDS_NBUFS);
 				return -EPROTO;
 			}
@@ -85,12 +106,17 @@ static int take_done(struct fdrec_sink *s, struct nvt_err *err)
 		if (rc != ETIMEDOUT && rc != EINTR)
 			return fds_err(s, err, rc, "PLAY_WAIT_DONE failed");
 		waited += FDS_WAIT_MS;
-		if (waited >= FDS_STALL_MS) {
-			nvt_err_set(
-				err, ETIMEDOUT,
-				"fdrec %s: playback stalled: the device took no buffer for %u s "
-				"(sink not accepting? check chk_enable and chk_rate_bps)",
-				s->path, FDS_STALL_MS / 1000);
+		if (waited >= FDS_STALL_MS) { /* a slow sink still takes beats: not a stall */
+			uint64_t now = progress(s);
+			if (now != moved) {
+				moved = now;
+				waited = 0;
+				continue;
+			}
+			nvt_err_set(err, ETIMEDOUT,
+				    "fdrec %s: playback stalled: the device took no beat for %u s "
+				    "(sink not accepting? check chk_enable and chk_rate_bps)",
+				    s->path, FDS_STALL_MS / 1000);
 			return -ETIMEDOUT;
 		}
 	}
@@ -267,9 +293,12 @@ static void drain_egress(struct fdrec_sink *s)
 	struct fdrec_play_stats st;
 
 	while (!ioctl(s->fd, FDREC_IOC_GET_PLAY_STATS, &st) && st.egr_level) {
-		if (st.chk.rate_bps)
-			limit = 1000000000ull + (uint64_t)((double)st.egr_level * 16 * 1e9 /
-							   (double)st.chk.rate_bps);
+		uint64_t level =
+			st.egr_depth && st.egr_level > st.egr_depth ? st.egr_depth : st.egr_level;
+		double t = st.chk.rate_bps ? (double)level * 16 * 1e9 / (double)st.chk.rate_bps : 0;
+		/* the time the FIFO takes at the sink's rate, within the stall limit */
+		limit = 1000000000ull +
+			(t < FDS_STALL_MS * 1e6 ? (uint64_t)t : FDS_STALL_MS * 1000000ull);
 		if (st.chk.beats != last) { /* progress: the wait starts again */
 			last = st.chk.beats;
 			t0 = nvt_mono_ns();
@@ -293,13 +322,21 @@ static void finish(struct fdrec_sink *s)
 	memset(&err, 0, sizeof(err));
 	if (s->cur >= 0 && s->cur_off)
 		submit_cur(s, &err);
-	while (s->nfree + (s->cur >= 0) < FDS_NBUFS && !take_done(s, &err))
+	while (!err.code && s->nfree + (s->cur >= 0) < FDS_NBUFS && !take_done(s, &err))
 		;
 	all_done = s->nfree + (s->cur >= 0) == FDS_NBUFS;
 	if (all_done)
 		drain_egress(s);
-	if (ioctl(s->fd, FDREC_IOC_PLAY_STOP, &s->st))
+	if (err.code)
+		s->fin_err = err;
+	if (ioctl(s->fd, FDREC_IOC_PLAY_STOP, &s->st)) {
+		if (!s->fin_err.code)
+			fds_err(s, &s->fin_err, errno,
+				"PLAY_STOP failed (the checker's counts are unknown)");
 		memset(&s->st, 0, sizeof(s->st));
+		nvt_checker_init(&s->chk, s->first_seq);
+		return;
+	}
 	const struct fdrec_chk_stats *c = &s->st.chk;
 	nvt_checker_init(&s->chk, s->first_seq);
 	s->chk.beats = c->beats;
@@ -330,6 +367,15 @@ static uint64_t fds_underflows(void *state)
 	return ((struct fdrec_sink *)state)->st.chk.underflows;
 }
 
+/* a failure at the end of the playback fails it (a runtime error, not a data problem) */
+static void fds_report(void *state, struct nvt_sink_report *rep)
+{
+	struct fdrec_sink *s = state;
+
+	finish(s);
+	rep->err = s->fin_err;
+}
+
 static void fds_close(void *state)
 {
 	struct fdrec_sink *s = state;
@@ -351,4 +397,5 @@ const struct nvt_sink_ops nvt_sink_fdrec = {
 	.checker = fds_checker,
 	.close = fds_close,
 	.underflows = fds_underflows,
+	.report = fds_report,
 };

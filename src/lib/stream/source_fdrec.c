@@ -105,17 +105,20 @@ static bool beat_seq(const uint8_t *p, uint64_t *seq)
 	return w[1] == ~w[0];
 }
 
-/* Before beat b: a jump in seq is a drop there when the driver counted that many beats lost
- * in its FIFO by the time the buffer completed (avail); else it is not a FIFO drop (a beat
- * repeated or lost after the FIFO) and stays in the data for verify to report. */
+/* Before beat b: a jump in seq is a drop there as far as the driver counted beats lost in its
+ * FIFO by the time the buffer completed (avail); the rest of it, or a jump back, is not a FIFO
+ * drop (beats repeated or lost after the FIFO) and stays in the data for verify to report. */
 static void resync(struct fdsrc *s, uint64_t seq, uint64_t *avail)
 {
-	if (seq > s->next_seq && seq - s->next_seq <= *avail) {
-		*avail -= seq - s->next_seq;
-		drop(s, seq - s->next_seq);
-	} else {
-		s->odd_jumps++;
+	uint64_t jump = seq > s->next_seq ? seq - s->next_seq : 0,
+		 d = jump < *avail ? jump : *avail;
+
+	if (d) {
+		*avail -= d;
+		drop(s, d);
 	}
+	if (d < jump || !jump)
+		s->odd_jumps++;
 	s->next_seq = seq;
 }
 
@@ -123,11 +126,19 @@ static void resync(struct fdsrc *s, uint64_t seq, uint64_t *avail)
  * where it is, a drop when the driver's FIFO counter covers it; 0, 1 at a limit, -errno */
 static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *err)
 {
-	const uint8_t *p = s->v.mem + (size_t)f->index * s->v.chunk_bytes;
+	const uint8_t *p;
 	uint64_t n = f->bytes / FDREC_BEAT_BYTES, i = 0, seq;
 	uint64_t avail = f->drop_count > s->dropped ? f->drop_count - s->dropped : 0;
 	int rc = 0;
 
+	if (f->drop_count < s->dev_drops) {
+		nvt_err_set(err, EPROTO,
+			    "fdrec %s: the driver's FIFO drop count went back from %llu to %llu "
+			    "(another program restarted the device?): the recording stops here",
+			    s->path, (unsigned long long)s->dev_drops,
+			    (unsigned long long)f->drop_count);
+		return -EPROTO;
+	}
 	if (f->seq != s->fill_seq) {
 		nvt_err_set(err, EPROTO,
 			    "fdrec %s: buffer fill sequence jumped from %llu to %llu (the driver "
@@ -144,6 +155,7 @@ static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *e
 		return -EPROTO;
 	}
 	s->taken++;
+	p = s->v.mem + (size_t)f->index * s->v.chunk_bytes;
 	if (f->bytes > s->v.chunk_bytes || f->bytes % FDREC_BEAT_BYTES) {
 		nvt_err_set(err, EPROTO,
 			    "fdrec %s: buffer %u holds %llu bytes (not whole beats within %llu): "
@@ -187,7 +199,7 @@ static int take(struct fdsrc *s, const struct fdrec_filled *f, struct nvt_err *e
 			s->path, f->index, (unsigned long long)f->seq);
 		return -EIO;
 	}
-	if (f->flags & FDREC_FILLED_SHORT) {
+	if ((f->flags & FDREC_FILLED_SHORT) || f->bytes != s->v.chunk_bytes) {
 		nvt_err_set(err, EPROTO,
 			    "fdrec %s: buffer %u holds %llu of %llu bytes: the packet ended early "
 			    "(PKT_LEN is not the buffer size: another program reprogrammed the "
