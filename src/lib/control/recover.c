@@ -363,6 +363,14 @@ static void load_checkpoint_index(const struct nvt_recover_opts *o, const struct
 
 /* Data past the checkpoint is kept chunk by chunk while it matches the checksum recorded for
  * it, from the span the checkpoint ends in: what landed intact before the crash. */
+/* where a checksum's span ends; UINT64_MAX when the index's numbers wrap (never within data) */
+static uint64_t span_end(const struct nvt_chunk_crc *e)
+{
+	uint64_t end;
+
+	return __builtin_add_overflow(e->data_offset, e->length, &end) ? UINT64_MAX : end;
+}
+
 static int extend_by_sums(const struct nvt_layout *L, struct rstate *s, const struct nvt_index *ix,
 			  uint64_t data_avail, struct nvt_err *err)
 {
@@ -373,16 +381,18 @@ static int extend_by_sums(const struct nvt_layout *L, struct rstate *s, const st
 	uint64_t i = 0;
 
 	nvt_sums_check_init(&c, ix->crc, ix->ncrc, data_avail);
-	while (i < c.n && ix->crc[i].data_offset + ix->crc[i].length <= s->limit)
+	while (i < c.n && span_end(&ix->crc[i]) <= s->limit)
 		i++;
-	if (i == c.n || ix->crc[i].data_offset + ix->crc[i].length > data_avail)
+	if (i == c.n || span_end(&ix->crc[i]) > data_avail)
 		return 0;
 	buf = malloc(piece);
 	if (!buf || nvt_layout_open(L, O_RDONLY, fd, err)) {
 		free(buf);
 		return buf ? -1 : 0;
 	}
-	for (; i < c.n && ix->crc[i].data_offset + ix->crc[i].length <= data_avail; i++) {
+	/* spans in order, each starting where what is vouched for ends (no hole) */
+	for (; i < c.n && span_end(&ix->crc[i]) <= data_avail && ix->crc[i].data_offset <= s->valid;
+	     i++) {
 		const struct nvt_chunk_crc *e = &ix->crc[i];
 		uint32_t crc = 0;
 		for (uint64_t done = 0; done < e->length;) {
