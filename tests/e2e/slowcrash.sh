@@ -115,8 +115,8 @@ ok "10 MB/s clean: write amplification $WAMP ($PARTS checkpoint writes of the ch
 
 # 10 MB/s, a chunk every 0.84 s: the header watched for 9 s; the worst lag between a byte leaving
 # the sender and a header vouching for it is what a kill at the worst moment loses. A checkpoint
-# that fell due while a chunk's write was in flight used to vouch only for what had landed,
-# leaving the rest to the next one: 1.8 s.
+# that falls due while a chunk's write is in flight must wait for it, or the chunk being filled
+# waits for the next checkpoint (1.8 s here).
 fifo="$T/lag.fifo"
 mkfifo "$fifo"
 "$PY" "$PW" 10000000 100000 "$T/lag.count" >"$fifo" &
