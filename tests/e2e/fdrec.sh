@@ -110,7 +110,10 @@ ${CC:-cc} -std=gnu11 -O2 -shared -fPIC -o "$stub" "$(dirname "$0")/fdrec_stub.c"
 	{ echo "SKIP: no C compiler for the stand-in driver (the parts above passed)"; exit 77; }
 export FDREC_STUB_DEV="$T/fdrec0"
 src="fdrec:$FDREC_STUB_DEV"
-srec() { expect_rc "$1" env LD_PRELOAD="$stub" "${@:2}"; }
+# an ASan build's runtime must come first in the preload list
+pre="$(ldd "$NVT" | awk '/libasan/ { print $3 }')"
+pre="${pre:+$pre }$stub"
+srec() { expect_rc "$1" env LD_PRELOAD="$pre" "${@:2}"; }
 
 srec 0 "$NVT" record --source "$src" --rate 100MB --duration 1 "$T/s.nvt"
 grep -q "the generator runs at 99999999 bytes/s" "$T/err" || fail "the programmed rate is not reported: $(cat "$T/err")"
@@ -193,7 +196,7 @@ grep -q "buffer [0-9]* holds 8388592 of 8388608 bytes: the packet ended early" "
 ok "a failed PLAY_STOP is a runtime error (exit 1), not gaps; a short buffer without its flag stops the recording"
 
 # one opener: a second recorder is told the device is in use
-env LD_PRELOAD="$stub" "$NVT" record -q --source "$src" --rate 20MB --duration 4 "$T/busy1.nvt" >/dev/null 2>&1 &
+env LD_PRELOAD="$pre" "$NVT" record -q --source "$src" --rate 20MB --duration 4 "$T/busy1.nvt" >/dev/null 2>&1 &
 pid=$!
 wait_header "$T/busy1.nvt" 1
 srec 1 "$NVT" record -q --source "$src" --duration 1 "$T/busy2.nvt"
@@ -208,7 +211,7 @@ if [ "$(id -u)" = 0 ]; then
 	make_loop 384M none
 	raw=$DEV
 	srec 0 "$NVT" record -q --force --source "$src" --rate 100MB --size 320M "$raw"
-	env LD_PRELOAD="$stub" "$NVT" record -q --force --source "$src" --rate 50MB "$raw" >/dev/null 2>&1 &
+	env LD_PRELOAD="$pre" "$NVT" record -q --force --source "$src" --rate 50MB "$raw" >/dev/null 2>&1 &
 	pid=$!
 	# the new run's header (not the earlier one's: not complete) with 32 MiB durable
 	for i in $(seq 600); do
