@@ -57,12 +57,16 @@ pid=$!
 wait_header "$g" 3
 kill -9 $pid
 wait $pid 2>/dev/null
-expect_rc 0 "$NVT" info "$g"
-grep -q "state  *INCOMPLETE (writer died; run nvtape recover)" "$T/out" ||
-	{ cat "$T/out"; fail "info of a dead writer's recording"; }
-expect_rc 2 "$NVT" verify "$g"
-grep -q "PROBLEM: recording not finalized, and no writer holds it" "$T/out" ||
-	{ cat "$T/out"; fail "verify of a dead writer's recording"; }
+# dead WHAT: info says INCOMPLETE, verify finds no writer and exits 2
+dead() {
+	expect_rc 0 "$NVT" info "$g"
+	grep -q "state  *INCOMPLETE (writer died; run nvtape recover)" "$T/out" ||
+		{ cat "$T/out"; fail "info of $1"; }
+	expect_rc 2 "$NVT" verify "$g"
+	grep -q "PROBLEM: recording not finalized, and no writer holds it" "$T/out" ||
+		{ cat "$T/out"; fail "verify of $1"; }
+}
+dead "a dead writer's recording"
 [ "$(field live)" = 0 ] || fail "verify: a dead writer's recording said live"
 expect_rc 2 "$NVT" info --follow "$g"
 grep -q "its writer died before finishing it" "$T/err" || { cat "$T/err"; fail "info --follow of a dead recording"; }
@@ -80,12 +84,7 @@ if os.fork() == 0:
     time.sleep($hold)
     os._exit(0)
 " || fail "the lock holder"
-	expect_rc 2 "$NVT" verify "$g"
-	grep -q "PROBLEM: recording not finalized, and no writer holds it" "$T/out" ||
-		{ cat "$T/out"; fail "verify of a recording locked by an ended process ($hold s)"; }
-	expect_rc 0 "$NVT" info "$g"
-	grep -q "state  *INCOMPLETE (writer died" "$T/out" ||
-		{ cat "$T/out"; fail "info of a recording locked by an ended process ($hold s)"; }
+	dead "a recording locked by an ended process ($hold s)"
 	sleep $hold
 done
 ok "a lock whose holder has ended (held on for 1 s, for 4 s): INCOMPLETE, verify exit 2"
