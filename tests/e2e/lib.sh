@@ -11,6 +11,10 @@ CGROUPS=()
 
 cleanup() {
 	local m i c l
+	# what the test started and did not end (a check failed while a recording ran): ended,
+	# or it would run on after the test
+	pkill -9 -P $$ 2>/dev/null
+	for i in $(seq 20); do pgrep -P $$ >/dev/null || break; sleep 0.1; done
 	for c in "${CGROUPS[@]+"${CGROUPS[@]}"}"; do # lift throttles, end what we left in them
 		while read -r l _; do [ -n "$l" ] && echo "$l 0" >"$c/blkio.throttle.write_bps_device"; done <"$c/blkio.throttle.write_bps_device"
 		for i in $(cat "$c/cgroup.procs"); do kill -9 "$i" 2>/dev/null; done
