@@ -195,6 +195,20 @@ grep -q "buffer [0-9]* holds 8388592 of 8388608 bytes: the packet ended early" "
 	fail "a short buffer without its flag: $(cat "$T/err")"
 ok "a failed PLAY_STOP is a runtime error (exit 1), not gaps; a short buffer without its flag stops the recording"
 
+# beats lost after the FIFO (a jump the driver did not count) stay data, through a crash too:
+# recover takes the drops from the checkpoint's index, not from the jumps it finds
+FDREC_STUB_SKIP=2 env LD_PRELOAD="$pre" "$NVT" record -q --source "$src" --rate 20MB "$T/odd.nvt" \
+	>/dev/null 2>&1 &
+pid=$!
+wait_header "$T/odd.nvt" 3
+kill -9 $pid
+wait $pid 2>/dev/null
+expect_rc 0 "$NVT" recover "$T/odd.nvt"
+expect_rc 2 "$NVT" verify "$T/odd.nvt"
+[ "$(field gap_beats)" = 11 ] && [ "$(field drop_count)" = 0 ] ||
+	fail "a jump not counted as a drop, after recover: $(grep RESULT "$T/out")"
+ok "fdrec: 11 beats lost after the FIFO stay a gap no drop explains, after kill -9 and recover (exit 2)"
+
 # one opener: a second recorder is told the device is in use
 env LD_PRELOAD="$pre" "$NVT" record -q --source "$src" --rate 20MB --duration 4 "$T/busy1.nvt" >/dev/null 2>&1 &
 pid=$!

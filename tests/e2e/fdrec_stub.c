@@ -18,7 +18,8 @@
  * (api_version reported), FDREC_STUB_CAPS, FDREC_STUB_HOLD=K:MS (after the K-th buffer no buffer is
  * queued for MS ms: a drop there), FDREC_STUB_CORRUPT=K (the 100th beat of the K-th buffer is
  * not the pattern), FDREC_STUB_SHORT=K (the K-th buffer is returned 16 bytes short, without
- * FDREC_FILLED_SHORT), FDREC_STUB_STOP_FAILS (PLAY_STOP answers EIO). Where the driver's docs
+ * FDREC_FILLED_SHORT), FDREC_STUB_STOP_FAILS (PLAY_STOP answers EIO), FDREC_STUB_SKIP=K (11 beats
+ * of the K-th buffer lost after the FIFO, uncounted). Where the driver's docs
  * leave the behaviour open, this guesses
  * the simplest (no FIFO, no DMA restart gap). */
 #define _GNU_SOURCE
@@ -66,7 +67,9 @@ static struct {
 	uint64_t hold_after, hold_ns, hold_until;
 	uint64_t corrupt_buf; /* FDREC_STUB_CORRUPT: this buffer's 100th beat is damaged */
 	uint64_t short_buf; /* FDREC_STUB_SHORT: this buffer says it holds 16 bytes less, no flag */
-	bool stop_fails;    /* FDREC_STUB_STOP_FAILS: PLAY_STOP answers EIO */
+	uint64_t
+		skip_buf; /* FDREC_STUB_SKIP: 11 beats lost after the FIFO at this buffer's 100th */
+	bool stop_fails;  /* FDREC_STUB_STOP_FAILS: PLAY_STOP answers EIO */
 } D = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .fd = -1, .lock = -1};
 
 static uint64_t now_ns(clockid_t c)
@@ -103,6 +106,12 @@ static void beat(void)
 	p[1] = ~s;
 	if (D.corrupt_buf && D.fill_seq + 1 == D.corrupt_buf && D.pos == 100)
 		p[0] = s ^ 0x5a5a000000000000ull; /* not the pattern, and far "ahead" */
+	if (D.skip_buf && D.fill_seq + 1 == D.skip_buf && D.pos == 100) {
+		D.seq += 10; /* lost between the FIFO and the DMA: no drop counted */
+		s = D.seq++;
+		p[0] = s;
+		p[1] = ~s;
+	}
 	D.beats_out++;
 	if (++D.pos == D.buf_size / 16) {
 		unsigned i = (D.rh + D.rn) % FDREC_MAX_BUFS;
@@ -478,6 +487,7 @@ static int dev_open(void)
 	D.short_buf =
 		getenv("FDREC_STUB_SHORT") ? strtoull(getenv("FDREC_STUB_SHORT"), NULL, 10) : 0;
 	D.stop_fails = getenv("FDREC_STUB_STOP_FAILS") != NULL;
+	D.skip_buf = getenv("FDREC_STUB_SKIP") ? strtoull(getenv("FDREC_STUB_SKIP"), NULL, 10) : 0;
 	if (hold && strchr(hold, ':')) {
 		D.hold_after = strtoull(hold, NULL, 10);
 		D.hold_ns = strtoull(strchr(hold, ':') + 1, NULL, 10) * 1000000ull;

@@ -55,11 +55,21 @@ void nvt_recover_opts_default(struct nvt_recover_opts *o)
 	o->qd = 8;
 }
 
+/* The pattern's seq numbers are this run's own: an earlier run's blocks cannot continue them.
+ * Not for the fdrec device, whose generator starts at 0 at every START. */
+static bool seq_own(const struct nvt_recording *rec)
+{
+	return rec->source_kind != NVT_SRC_FDREC;
+}
+
 static void on_gap(void *arg, const struct nvt_check_event *e)
 {
 	struct rstate *s = arg;
 
 	if (e->kind != NVT_CHK_GAP)
+		return;
+	/* a source whose jumps are not all drops: up to the checkpoint its index says which are */
+	if (!seq_own(s->rec) && e->offset - s->rec->data_offset < s->limit)
 		return;
 	if (s->nev == s->cap) {
 		uint64_t cap = s->cap ? s->cap * 2 : 64;
@@ -84,13 +94,6 @@ static bool beats_continue(const uint8_t *p, uint64_t n, uint64_t e)
 		diff |= (w[0] ^ (e + i)) | (w[1] ^ ~(e + i));
 	}
 	return diff == 0;
-}
-
-/* The pattern's seq numbers are this run's own: an earlier run's blocks cannot continue them.
- * Not for the fdrec device, whose generator starts at 0 at every START. */
-static bool seq_own(const struct nvt_recording *rec)
-{
-	return rec->source_kind != NVT_SRC_FDREC;
 }
 
 /* A drop leaves the pattern jumping forward at a chunk boundary (the recorder drops only while no
@@ -341,10 +344,17 @@ static void load_checkpoint_index(const struct nvt_recover_opts *o, const struct
 	if (rec->format != NVT_FMT_NVTAPE || !rec->index_bytes)
 		return;
 	if (nvt_recording_read_index_all(L, rec, ix, &ierr) == 0) {
-		/* the pattern's gaps are found anew */
-		if (!nvt_source_kind_is_pattern(rec->source_kind)) {
+		/* the pattern's gaps are found anew, but for a source whose jumps are not all
+		 * drops (the fdrec device: beats lost after its FIFO stay data), whose index's
+		 * drops up to the checkpoint are kept (on_gap) */
+		if (!nvt_source_kind_is_pattern(rec->source_kind) || !seq_own(rec)) {
+			uint64_t n = ix->nev;
+			if (nvt_source_kind_is_pattern(rec->source_kind))
+				while (n && ix->ev[n - 1].data_offset >= s->limit)
+					n--;
 			s->ev = ix->ev;
-			s->nev = s->cap = ix->nev;
+			s->nev = n;
+			s->cap = ix->nev;
 			ix->ev = NULL;
 			ix->nev = 0;
 		}
