@@ -460,6 +460,10 @@ static int64_t wait_ns(const struct nvt_recorder *r, const struct loop_time *lt)
 		 * landing write wakes the loop anyway) */
 		uint64_t due = r->ckpt_due_at ? sat_add(r->ckpt_due_at, o->checkpoint_ns)
 					      : sat_add(r->ckpt_last, o->checkpoint_ns);
+		/* past due, it waits on something (a write, the chunk about to fill) that wakes
+		 * the loop when it comes: look again in an eighth of the interval meanwhile */
+		if (due <= now)
+			due = sat_add(now, o->checkpoint_ns / 8);
 		if (due < wake)
 			wake = due;
 	}
