@@ -456,13 +456,11 @@ static int64_t wait_ns(const struct nvt_recorder *r, const struct loop_time *lt)
 		wake = lt->next_stats;
 	if (!r->ckpt_busy && (landed(r) > r->durable || part_grew(r)) &&
 	    o->format == NVT_FMT_NVTAPE && !atomic_load(&r->storage_failed)) {
-		/* due; or, while it waits for data to land (defer), at the end of that wait (a
-		 * landing write wakes the loop anyway) */
-		uint64_t due = r->ckpt_due_at ? sat_add(r->ckpt_due_at, o->checkpoint_ns)
-					      : sat_add(r->ckpt_last, o->checkpoint_ns);
-		/* past due, it waits on something (a write, the chunk about to fill) that wakes
-		 * the loop when it comes: look again in an eighth of the interval meanwhile */
-		if (due <= now)
+		/* when due; past due, it waits on something (a write landing, the chunk about to
+		 * fill, defer()) that wakes the loop when it comes: look again in an eighth of the
+		 * interval meanwhile (the chunk may fill more slowly than it seemed) */
+		uint64_t due = sat_add(r->ckpt_last, o->checkpoint_ns);
+		if (due <= now || r->ckpt_due_at)
 			due = sat_add(now, o->checkpoint_ns / 8);
 		if (due < wake)
 			wake = due;
