@@ -94,12 +94,12 @@ struct fdrec_start {
 #define FDREC_FILLED_SHORT (1u << 1) /* bytes < buf_size: TLAST came early */
 
 struct fdrec_filled {
-	__s32 timeout_ms;  /* in: < 0 waits for ever, 0 polls */
-	__u32 index;       /* out */
-	__u64 bytes;       /* out */
-	__u64 seq;         /* out: 0, 1, 2... since START */
-	__u64 drop_count;  /* out: the ingest FIFO's drop counter when the buffer completed */
-	__u32 flags;       /* out: FDREC_FILLED_* */
+	__s32 timeout_ms; /* in: < 0 waits for ever, 0 polls */
+	__u32 index;      /* out */
+	__u64 bytes;      /* out */
+	__u64 seq;        /* out: 0, 1, 2... since START */
+	__u64 drop_count; /* out: the ingest FIFO's drop counter when the buffer completed */
+	__u32 flags;      /* out: FDREC_FILLED_* */
 	__u32 reserved0;
 	__u64 reserved[2];
 };
